@@ -1,0 +1,47 @@
+# latentnb: the README's two commands are `make reproduce` and `make test`.
+SHELL := /bin/bash
+PY    := .venv/bin/python
+VENV_STAMP := .venv/.installed
+export LATENTNB_SOURCE_ORDER ?= local-first
+export PYTHONUNBUFFERED := 1
+
+.PHONY: help install data reproduce test lab site clean-venv
+
+help:
+	@echo "make reproduce  - fresh machine: venv, pinned deps, data, run every notebook (profile quick), figures/ + figures/RESULTS.md"
+	@echo "make test       - fresh machine: venv, notebooks clean + library in sync, nbdev_test (profile ci), pytest tests/"
+	@echo "make lab        - JupyterLab on the venv"
+
+# --- environment -------------------------------------------------------------------------------------
+$(VENV_STAMP): requirements.txt requirements-nodeps.txt requirements.lock setup.py settings.ini
+	@test -x $(PY) || python3 -m venv .venv
+	@echo "== installing pinned dependencies into .venv (first time: several minutes, ~5 GB with torch)"
+	.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt -c requirements.lock
+	.venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+	.venv/bin/pip install -q --disable-pip-version-check --no-deps -e .
+	@touch $(VENV_STAMP)
+
+install: $(VENV_STAMP)
+
+# Debian's apt lists may be empty on a fresh machine: refresh them once so the Fashion-MNIST source works.
+data: $(VENV_STAMP)
+	@if command -v apt-get >/dev/null && [ -z "$$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ]; then \
+	  echo "== apt-get update (empty package lists)"; apt-get update -qq || true; fi
+	.venv/bin/latentnb_fetch mnist fashion-mnist digits
+
+# --- the two README commands -------------------------------------------------------------------------
+reproduce: data
+	LATENTNB_PROFILE=quick $(PY) tools/reproduce.py
+
+test: data
+	$(PY) tools/run_tests.py
+
+# --- extras --------------------------------------------------------------------------------------------
+lab: $(VENV_STAMP)
+	.venv/bin/jupyter lab --notebook-dir=nbs
+
+site: $(VENV_STAMP)
+	$(PY) tools/site.py
+
+clean-venv:
+	rm -rf .venv

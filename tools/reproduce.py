@@ -1,0 +1,43 @@
+#!/usr/bin/env python
+"""`make reproduce`: execute every notebook in order under the active profile (default quick).
+
+Executed copies go to `_build/executed/` (the docs site is built from them), figures to `figures/`,
+and `figures/RESULTS.md` summarises wall times, recorded results and figures.  Usage:
+`python tools/reproduce.py [GLOB ...]` (default: every notebook in nbs/ except index).
+A failing notebook is reported and the run goes on; the exit status says whether all passed.
+"""
+import os, sys, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+os.chdir(ROOT)
+os.environ.setdefault('LATENTNB_PROFILE', 'quick'); os.environ.setdefault('MPLBACKEND', 'Agg')
+import nbformat
+from nbclient import NotebookClient
+from latentnb.config import load_config
+from latentnb.report import write_summary
+
+cfg = load_config(seed_all=False)
+pats = sys.argv[1:] or ['[0-9]*.ipynb']
+nbs = sorted({p for pat in pats for p in (ROOT/'nbs').glob(pat)})
+out_dir = ROOT/'_build'/'executed'; out_dir.mkdir(parents=True, exist_ok=True)
+print(f"== reproducing {len(nbs)} notebooks with profile {cfg.profile!r} on {cfg.device}", flush=True)
+runs, t_all = [], time.time()
+for i, nb_path in enumerate(nbs, 1):
+    print(f"[{i}/{len(nbs)}] {nb_path.name} ...", flush=True)
+    before = {p: p.stat().st_mtime for p in cfg.fig_dir.glob('*.png')} if cfg.fig_dir.exists() else {}
+    nb = nbformat.read(nb_path, as_version=4)
+    t0, ok, err = time.time(), True, ''
+    try:
+        NotebookClient(nb, timeout=None, kernel_name='python3', resources={'metadata': {'path': str(nb_path.parent)}}).execute()
+    except Exception as e:
+        ok, err = False, str(e).strip().splitlines()[-1][:300] if str(e).strip() else type(e).__name__
+    dt = time.time() - t0
+    nbformat.write(nb, out_dir/nb_path.name)
+    figs = sorted(p for p in cfg.fig_dir.glob('*.png') if before.get(p) != p.stat().st_mtime) if cfg.fig_dir.exists() else []
+    runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem))
+    print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s, {len(figs)} figure(s)", flush=True)
+summary = write_summary(runs, cfg)
+n_bad = sum(not r['ok'] for r in runs)
+print(f"== done in {(time.time()-t_all)/60:.1f} min: {len(runs)-n_bad} ok, {n_bad} failed; summary: {summary.relative_to(ROOT)}")
+sys.exit(1 if n_bad else 0)
