@@ -22,7 +22,7 @@ def run(cmd, **kw):
     r = subprocess.run(cmd, env=env, text=True, capture_output=True, **kw)
     return r, time.time() - t0
 
-def git_changes(*paths):
+def snapshot(*paths):
     "Content snapshot of the files under `paths` (works with or without uncommitted work)"
     import hashlib
     return {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for d in paths for f in sorted(Path(d).rglob('*'))
@@ -30,25 +30,20 @@ def git_changes(*paths):
 
 def diff(a, b): return '\n'.join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
 
-# 1. notebooks clean
-step('nbdev_clean leaves no diff')
-before = git_changes('nbs')
-r, _ = run([str(BIN/'nbdev_clean')])
-after = git_changes('nbs')
-if r.returncode or after != before:
-    failed += 1; problems.append('nbdev_clean changed notebooks (commit cleaned notebooks):\n' + diff(before, after) + r.stderr[-2000:])
-    print(problems[-1])
-else: passed += 1; print('ok')
+# 1-2. notebooks clean, library in sync: running the tool must leave the files as they are
+def check_stable(title, tool, path, advice):
+    global passed, failed
+    step(title)
+    before = snapshot(path)
+    r, _ = run([str(BIN/tool)])
+    after = snapshot(path)
+    if r.returncode or after != before:
+        failed += 1; problems.append(f'{tool} changed {path}/ ({advice}):\n' + diff(before, after) + r.stderr[-2000:])
+        print(problems[-1])
+    else: passed += 1; print('ok')
 
-# 2. library in sync
-step('nbdev_export leaves no diff')
-before = git_changes('latentnb')
-r, _ = run([str(BIN/'nbdev_export')])
-after = git_changes('latentnb')
-if r.returncode or after != before:
-    failed += 1; problems.append('nbdev_export changed the library (export and commit):\n' + diff(before, after) + r.stderr[-2000:])
-    print(problems[-1])
-else: passed += 1; print('ok')
+check_stable('nbdev_clean leaves no diff', 'nbdev_clean', 'nbs', 'commit cleaned notebooks')
+check_stable('nbdev_export leaves no diff', 'nbdev_export', 'latentnb', 'export and commit')
 
 # 3. notebooks under the ci profile
 step('nbdev_test (LATENTNB_PROFILE=ci)')
