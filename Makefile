@@ -5,7 +5,7 @@ VENV_STAMP := .venv/.installed
 export LATENTNB_SOURCE_ORDER ?= local-first
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help install data reproduce test lab site clean-venv
+.PHONY: help install data reproduce test lab site clean-venv chromium
 
 help:
 	@echo "make reproduce  - fresh machine: venv, pinned deps, data, run every notebook (profile quick), figures/ + figures/RESULTS.md"
@@ -33,8 +33,21 @@ data: $(VENV_STAMP)
 reproduce: data
 	LATENTNB_PROFILE=quick $(PY) tools/reproduce.py
 
-test: data
+test: data chromium
 	$(PY) tools/run_tests.py
+
+# Best effort: Debian's chromium for the browser tests (tests/test_browser.py skips without it); never fails the build.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=no; fi; \
+	  if [ "$$SUDO" != no ]; then \
+	    echo "== installing Debian's chromium for the browser tests (best effort)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    ( timeout 900 $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	      ( timeout 300 $$SUDO apt-get update -qq >/dev/null 2>&1; timeout 900 $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 ) ) \
+	    || echo "   could not install chromium; the browser tests will be skipped"; \
+	  else echo "== no root/sudo for apt-get: chromium not installed; the browser tests will be skipped"; fi; \
+	fi; true
 
 # --- extras --------------------------------------------------------------------------------------------
 lab: $(VENV_STAMP)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)
-os.environ.setdefault('LATENTNB_PROFILE', 'quick'); os.environ.setdefault('MPLBACKEND', 'Agg')
+os.environ.setdefault('LATENTNB_PROFILE', 'quick')
+os.environ.pop('MPLBACKEND', None)  # kernels use the inline backend, so executed notebooks (and the site) keep their figures
 import nbformat
 from nbclient import NotebookClient
 from latentnb.config import load_config

@@ -1,0 +1,27 @@
+#!/usr/bin/env python
+"""Train (or load) every Argus checkpoint of the active profile once, through `latentnb.argus`:
+the pre-trained VQ-VAE and VAE, the joint models per λ and variant, and the LeNets under test.
+
+Usage: `LATENTNB_PROFILE=quick LATENTNB_THREADS=1 python benchmarks/argus_train.py [DATASET ...] [--part vq|ablations|lenets]`
+(default: mnist fashion-mnist, every part).  Notebooks 61/62 then only load these checkpoints.
+"""
+import argparse, time
+from latentnb.config import load_config
+from latentnb.argus import load_vqvae, load_argus, load_lenet, _pretrained
+
+LAMBDAS = (0.1, 0.2, 0.3)
+ap = argparse.ArgumentParser()
+ap.add_argument('datasets', nargs='*', default=['mnist', 'fashion-mnist'])
+ap.add_argument('--part', nargs='*', default=['vq', 'ablations', 'lenets'])
+a = ap.parse_args()
+cfg = load_config()
+for ds in a.datasets:
+    t0 = time.time()
+    if 'lenets' in a.part and ds == 'mnist':
+        for k in ('lenet4', 'lenet5'): load_lenet(ds, k, cfg=cfg); print(ds, k, f'{time.time()-t0:.0f} s', flush=True)
+    if 'vq' in a.part:
+        load_vqvae(ds, cfg=cfg); print(ds, 'vqvae', f'{time.time()-t0:.0f} s', flush=True)
+        for lam in LAMBDAS: load_argus(ds, lam, 'argus', cfg=cfg); print(ds, 'argus', lam, f'{time.time()-t0:.0f} s', flush=True)
+    if 'ablations' in a.part:
+        for v in ('-2D', '-VQ'):
+            for lam in LAMBDAS: load_argus(ds, lam, v, cfg=cfg); print(ds, v, lam, f'{time.time()-t0:.0f} s', flush=True)

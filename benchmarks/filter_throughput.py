@@ -1,0 +1,83 @@
+#!/usr/bin/env python
+"""Throughput of DiffGAN's validity filter (latentnb.validity) against a 60,000-image reference set.
+
+Reference set: Fashion-MNIST train (60,000 images, the size of DiffGAN's GAN training data: 10k test images
++ 5 augmentations).  Queries: Fashion-MNIST test images, half of them with noise.  Prints images/s for the
+exact most-similar-image SSIM search with L2 pruning (top-k), for brute force (every reference image), and
+for the whole two-stage `filter_valid` (a DCGAN-sized stand-in discriminator unless latentnb.gan is trained),
+on the CPU and on the GPU when there is one.  Not a timed test: run it by hand.  Rates are given per wall-clock
+second and (CPU) per CPU-second of this process, the steadier number on a shared machine.
+
+    python benchmarks/filter_throughput.py [--n 500] [--k 512] [--n-brute 5] [--threads 2] [--devices cpu cuda]
+"""
+import argparse, json, os, platform, time
+
+import torch
+from torch import nn
+
+from latentnb.data import load_dataset
+from latentnb.validity import DEFAULT_K, SSIMIndex, calibrate_disc_threshold, exactness_check, filter_valid
+
+
+class StandInD(nn.Module):
+    "DCGAN-sized discriminator (untrained): only its cost matters here"
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(1, 64, 4, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(64, 128, 4, 2, 1),
+                                 nn.BatchNorm2d(128), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(128*7*7, 1))
+    def forward(self, x): return self.net(x*2 - 1).squeeze(1)
+
+
+def sync(dev):
+    if dev.type == 'cuda': torch.cuda.synchronize()
+
+
+def timed(dev, fn):
+    "(result, wall seconds, CPU seconds of this process): on a shared machine the CPU time is the steadier number"
+    sync(dev); w, c = time.perf_counter(), time.process_time()
+    out = fn(); sync(dev)
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def bench(dev, ref, q, heldout, k, n_brute):
+    idx, t_index, _ = timed(dev, lambda: SSIMIndex(ref, device=dev, progress=False))
+    idx.most_similar(q[:8], k=k, progress=False)                              # warm-up
+    _, w_pruned, c_pruned = timed(dev, lambda: idx.most_similar(q, k=k, progress=False))
+    brute, w_brute, c_brute = timed(dev, lambda: idx.most_similar(q[:n_brute], k=None, progress=False))
+    D = StandInD().eval().to(dev)
+    tau = calibrate_disc_threshold(D, heldout.to(dev))
+    df, w_filter, c_filter = timed(dev, lambda: filter_valid(q, D=D, disc_threshold=tau, index=idx, k=k, progress=False))
+    import pandas as pd
+    chk = exactness_check(idx, q[:n_brute], k=k, progress=False,
+                          brute=pd.DataFrame(dict(ssim_brute=brute[0].numpy(), idx_brute=brute[1].numpy())))
+    per = lambda n, w, c: dict(wall=round(n/w, 2), cpu=round(n/c, 2) if dev.type == 'cpu' else None)
+    return dict(device=str(dev), n_ref=len(ref), k=k, pruned_fraction=round(1 - k/len(ref), 4), index_build_s=round(t_index, 2),
+                pruned_images_per_s=per(len(q), w_pruned, c_pruned), brute_images_per_s=per(n_brute, w_brute, c_brute),
+                filter_valid_images_per_s=per(len(q), w_filter, c_filter),
+                exact_on_brute_subset=bool(chk.equal.all()), max_l2_rank=int(chk.l2_rank_of_argmax.max()),
+                ssim_pass_rate=round(float(df.ssim_ok.mean()), 3))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--n', type=int, default=500, help='query images (Fashion-MNIST test)')
+    ap.add_argument('--k', type=int, default=DEFAULT_K, help='L2 candidates scored with SSIM')
+    ap.add_argument('--n-brute', type=int, default=5, help='queries timed with brute force (and checked for exactness)')
+    ap.add_argument('--threads', type=int, default=int(os.environ.get('LATENTNB_THREADS', 0) or 2))
+    ap.add_argument('--devices', nargs='*', default=None, help="default: cpu, plus cuda when available")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads); torch.manual_seed(0)
+    ref, _ = load_dataset('fashion-mnist', 'train')
+    x, _ = load_dataset('fashion-mnist', 'test', n=a.n + 1000)
+    q, heldout = x[:a.n].clone(), x[a.n:]
+    q[1::2] = (q[1::2] + 0.3*torch.randn_like(q[1::2])).clamp(0, 1)
+    devs = a.devices or (['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
+    print(f"# filter throughput: {len(ref)} reference images, {a.n} queries, k={a.k}, torch {torch.__version__}, "
+          f"{a.threads} CPU thread(s), {platform.processor() or platform.machine()}"
+          + (f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ''))
+    for d in devs:
+        print(json.dumps(bench(torch.device(d), ref, q, heldout, a.k, a.n_brute)), flush=True)
+
+
+if __name__ == '__main__':
+    main()

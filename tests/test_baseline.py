@@ -1,0 +1,53 @@
+"Plain behaviour of latentnb.baseline (DRfuzz-style fuzzer) on tiny stand-in models"
+import numpy as np, pytest, torch
+from torch import nn
+from latentnb.baseline import RULES, RuleChain, mutate, drfuzz_search, run_method, count_at, FuzzResult
+from latentnb.archive import Archive
+
+def tiny(seed):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).eval()
+
+class Disc(nn.Module):
+    def forward(self, x): return x.flatten(1).mean(1) - 0.1   # 'real' when bright enough
+
+@pytest.fixture
+def seeds(): return torch.rand(40, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+
+@pytest.mark.parametrize('rule', RULES)
+def test_mutate_keeps_shape_and_range(rule, seeds):
+    m = mutate(seeds, rule, np.random.default_rng(0))
+    assert m.shape == seeds.shape and m.min() >= 0 and m.max() <= 1 and not torch.equal(m, seeds)
+
+def test_mutate_rejects_unknown_rule(seeds):
+    with pytest.raises(ValueError, match='accepted'): mutate(seeds, 'warp', np.random.default_rng(0))
+
+def test_chain_prefers_rewarded_rules():
+    ch = RuleChain(('a', 'b', 'c'), p=0.5, rng=np.random.default_rng(1))
+    ch.update(2, 50); ch.uses[:] += 50
+    visits = np.bincount([ch.next() for _ in range(5000)], minlength=3)/5000
+    assert visits[2] > 0.5 and visits[2] > visits[0] and visits[2] > visits[1]
+    with pytest.raises(ValueError): RuleChain(p=1.5)
+
+def test_fuzzer_budget_archive_and_fidelity(seeds, tmp_path):
+    r = drfuzz_search(Disc(), tiny(1), tiny(2), seeds, budget_s=30, max_evals=400, out_dir=tmp_path, batch=20,
+                      device='cpu', progress=False)
+    assert isinstance(r, FuzzResult) and r.n_evals >= 400 and r.n_mutants == 20*r.n_gen
+    got = r.archive.load()
+    x = torch.from_numpy(got['images']).float()/255
+    assert len(x) == r.unique and (tiny(1)(x).argmax(1) != tiny(2)(x).argmax(1)).all()
+    assert (Disc()(x) >= r.disc_threshold - 1e-6).all()
+    assert r.rules.uses.sum() == r.n_gen and r.rules.new_disagreements.sum() == r.unique
+    assert count_at(r.history, 1e9) == r.unique and count_at(r.history, -1) == 0
+
+def test_resume_reopens_a_finished_run(seeds, tmp_path):
+    kw = dict(budget_s=30, max_evals=200, out_dir=tmp_path, batch=20, device='cpu', progress=False)
+    a = drfuzz_search(None, tiny(1), tiny(2), seeds, **kw)
+    b = drfuzz_search(None, tiny(1), tiny(2), seeds, **kw)
+    assert (b.n_evals, b.unique, len(b.history)) == (a.n_evals, a.unique, 0)
+    with pytest.raises(ValueError, match='resume=False'): drfuzz_search(None, tiny(1), tiny(2), seeds[:5], **kw)
+
+def test_errors(seeds):
+    with pytest.raises(ValueError, match='non-empty'): drfuzz_search(None, tiny(1), tiny(2), seeds[:0], budget_s=1, progress=False)
+    with pytest.raises(ValueError, match='accepted'): drfuzz_search(None, tiny(1), tiny(2), seeds, rules=('warp',), budget_s=1, progress=False)
+    with pytest.raises(ValueError, match='accepted'): run_method('X', None, None, tiny(1), tiny(2), seeds, 1, None)
