@@ -8,7 +8,7 @@ __all__ = ['ARGUS_DATASETS', 'VARIANTS', 'CKPT_TAG', 'LENETS', 'VectorQuantizer'
            'train_argus', 'load_vqvae', 'load_argus', 'generate', 'predict_labels', 'argus_metrics', 'LeNet4',
            'load_lenet', 'pick_per_class', 'retrain_gain']
 
-# %% ../nbs/60_argus.ipynb #c6cf954b
+# %% ../nbs/60_argus.ipynb #537609ea
 import copy, math, time
 from typing import Callable
 
@@ -22,9 +22,9 @@ from tqdm.auto import tqdm
 from .config import load_config
 from .data import load_dataset
 from .checkpoints import load_or_train
-from .zoo import fit_classifier, LeNet5
+from .zoo import fit_classifier, LeNet5, predict_proba
 
-# %% ../nbs/60_argus.ipynb #d04a1ec6
+# %% ../nbs/60_argus.ipynb #76d5285d
 class VectorQuantizer(nn.Module):
     "Nearest-neighbour quantisation of (N, D, H, W) codes onto a learnable codebook of K vectors, straight-through"
     def __init__(self, n_codes:int=64, # K, the number of codebook entries
@@ -78,7 +78,7 @@ class VectorQuantizer(nn.Module):
         zq = z + (e - z).detach()                            # straight-through
         return zq, codebook_loss, commitment_loss, idx
 
-# %% ../nbs/60_argus.ipynb #d603ea9b
+# %% ../nbs/60_argus.ipynb #9377b00d
 def _encoder(ch, out):
     return nn.Sequential(nn.Conv2d(1, ch, 4, 2, 1), nn.ReLU(), nn.Conv2d(ch, 2*ch, 4, 2, 1), nn.ReLU(),
                          nn.Conv2d(2*ch, 2*ch, 3, 1, 1), nn.ReLU(), nn.Conv2d(2*ch, out, 1))
@@ -115,7 +115,7 @@ class VQVAE(nn.Module):
         rec = F.mse_loss(xr, x)
         return dict(z=z, zq=zq, xr=xr.clamp(0, 1), rec=rec, codebook=lc, commit=lm, total=rec + lc + self.beta*lm)
 
-# %% ../nbs/60_argus.ipynb #e01db63b
+# %% ../nbs/60_argus.ipynb #405abe63
 class ArgusVAE(nn.Module):
     "The VQ-VAE's encoder/decoder with a Gaussian bottleneck instead of the quantiser (Table 4, '-VQ')"
     kind = 'vae'
@@ -141,7 +141,7 @@ class ArgusVAE(nn.Module):
         kl = -0.5*(1 + logvar - mu.pow(2) - logvar.exp()).sum((1, 2, 3)).mean()
         return dict(z=mu, zq=zs, xr=xr.clamp(0, 1), rec=rec, kl=kl, total=rec + self.beta_kl*kl)
 
-# %% ../nbs/60_argus.ipynb #327e4415
+# %% ../nbs/60_argus.ipynb #d1501414
 def interpolate(z_orig:torch.Tensor, # Codes of the seeds
                 z_other:torch.Tensor, # Codes of images of other classes (same shape)
                 lam:float # λ ∈ [0, 1], the step towards `z_other`
@@ -151,7 +151,7 @@ def interpolate(z_orig:torch.Tensor, # Codes of the seeds
     if z_orig.shape != z_other.shape: raise ValueError(f"z_orig {tuple(z_orig.shape)} and z_other {tuple(z_other.shape)} differ in shape")
     return (1 - lam)*z_orig + lam*z_other
 
-# %% ../nbs/60_argus.ipynb #9f0d2390
+# %% ../nbs/60_argus.ipynb #f3407eb3
 def partner_index(y:torch.Tensor, # Labels of a batch
                   g:torch.Generator|None=None # Random generator
                  ) -> torch.Tensor:
@@ -161,7 +161,7 @@ def partner_index(y:torch.Tensor, # Labels of a batch
     j = s.argmax(1)
     return torch.where(s.max(1).values < 0, torch.arange(len(y)), j)
 
-# %% ../nbs/60_argus.ipynb #71d266a4
+# %% ../nbs/60_argus.ipynb #e90e5a67
 class LatentDiscriminator(nn.Module):
     "D_z: three fully connected layers on flattened codes → one logit"
     def __init__(self, in_dim:int=16*7*7, hidden:int=256):
@@ -182,7 +182,7 @@ class InputDiscriminator(nn.Module):
             nn.Linear(4*ch*49, hidden), act(), nn.Linear(hidden, 1))
     def forward(self, x): return self.net(x).squeeze(1)
 
-# %% ../nbs/60_argus.ipynb #938b4607
+# %% ../nbs/60_argus.ipynb #e8ff25b1
 def d_loss(d_real:torch.Tensor, # Discriminator logits on real items
            d_fake:torch.Tensor # Discriminator logits on generated items
           ) -> torch.Tensor:
@@ -195,7 +195,7 @@ def g_adv_loss(d_fake:torch.Tensor # Discriminator logits on generated items (z_
     "Generator's non-saturating adversarial loss −log σ(D(fake)) (Eqs. 13 and 17)"
     return F.binary_cross_entropy_with_logits(d_fake, torch.ones_like(d_fake))
 
-# %% ../nbs/60_argus.ipynb #b0160ff0
+# %% ../nbs/60_argus.ipynb #b5ce0ab3
 def argus_step(model, x, y, lam, Dz=None, Dx=None, opt_g=None, opt_d=None, w_adv=0.1, g=None) -> dict:
     "One joint training step (Algorithm of §3.3); returns the loss values"
     out = model.losses(x)
@@ -240,7 +240,7 @@ def train_argus(model:nn.Module, # `VQVAE` or `ArgusVAE`, trained in place
     model.eval()
     return {k: round(v, 5) for k, v in hist[-1].items()} if hist else {}
 
-# %% ../nbs/60_argus.ipynb #6db5d5d3
+# %% ../nbs/60_argus.ipynb #e284f39d
 ARGUS_DATASETS = ('mnist', 'fashion-mnist')
 VARIANTS = ('argus', '-2D', '-VQ')
 CKPT_TAG = {'argus': 'argus', '-2D': 'no2d', '-VQ': 'novq'}
@@ -284,7 +284,7 @@ def load_argus(dataset:str='mnist', # 'mnist' or 'fashion-mnist'
     return load_or_train(f"{dataset}-argus-{CKPT_TAG[variant]}-lam{lam:g}", lambda: copy.deepcopy(base).train(), train,
                          producer='latentnb.argus (61_argus_rq)', cfg=cfg, meta=dict(variant=variant, lam=lam))
 
-# %% ../nbs/60_argus.ipynb #37275d35
+# %% ../nbs/60_argus.ipynb #2db5c9aa
 @torch.no_grad()
 def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`, `.decode`
              x_seed:torch.Tensor, # Seeds (N, 1, 28, 28)
@@ -313,14 +313,12 @@ def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`,
         out.append(model.decode(model.quantize(interpolate(z_seed[si[k:k+bs]], z_other, lam))))
     return dict(x=torch.cat(out), seed_idx=si, label=y_seed[si], other_label=y_pool[pj], lam=lam)
 
-# %% ../nbs/60_argus.ipynb #0014e178
-from torchmetrics.functional.image import structural_similarity_index_measure as _ssim
+# %% ../nbs/60_argus.ipynb #d47c57d3
+from .validity import ssim_pairs
 
-@torch.no_grad()
 def predict_labels(model:nn.Module, x:torch.Tensor, bs:int=1024) -> torch.Tensor:
-    "Arg-max labels of a logits classifier, in batches"
-    model.eval()
-    return torch.cat([model(x[i:i+bs]).argmax(1) for i in range(0, len(x), bs)])
+    "Arg-max labels of a logits classifier (the zoo's `predict_proba`, in batches)"
+    return predict_proba(model, x, bs).argmax(1)
 
 def argus_metrics(gen:dict, # Output of `generate`
                   x_seed:torch.Tensor, # The seeds passed to `generate`
@@ -335,14 +333,14 @@ def argus_metrics(gen:dict, # Output of `generate`
     ref = x_seed[si]
     pred = predict_labels(clf, xg); wrong = pred != lab
     mse = F.mse_loss(xg, ref, reduction='none').mean((1, 2, 3))
-    ssim = _ssim(xg, ref, data_range=1.0, reduction='none')
+    ssim = ssim_pairs(xg, ref)  # the project's SSIM (scikit-image's definition, checked in `validity`)
     seeds = torch.nonzero(ok).flatten()
     div = [len(set(pred[(si == s) & wrong].tolist())) for s in seeds.tolist()]
     succ = [bool(wrong[si == s].any()) for s in seeds.tolist()]
     return dict(n_seeds=int(ok.sum()), n_inputs=len(xg), mse=float(mse.mean()), ssim=float(ssim.mean()),
                 error_rate=float(wrong.float().mean()), label_diversity=float(np.mean(div)), success_rate=float(np.mean(succ)))
 
-# %% ../nbs/60_argus.ipynb #89da043d
+# %% ../nbs/60_argus.ipynb #3b58269f
 class LeNet4(nn.Module):
     "LeNet-4 for (N, 1, 28, 28) images in [0,1] → logits (N, 10)"
     def __init__(self, n_classes:int=10):
@@ -369,7 +367,7 @@ def load_lenet(dataset:str='mnist', # 'mnist' or 'fashion-mnist'
         return {'test_accuracy': float((predict_labels(m, xt) == yt).float().mean())}
     return load_or_train(f"{dataset}-argus-{kind}", build, train, producer='latentnb.argus (61_argus_rq)', cfg=cfg)
 
-# %% ../nbs/60_argus.ipynb #b600fc35
+# %% ../nbs/60_argus.ipynb #66a28608
 def pick_per_class(gen:dict, # Output of `generate`
                    clf:nn.Module, # Classifier under test (misclassified inputs are preferred)
                    per_class:int=100, seed:int=0):
