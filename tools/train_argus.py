@@ -2,7 +2,7 @@
 """Train (or load) every Argus checkpoint of the active profile once, through `latentnb.argus`:
 the pre-trained VQ-VAE and VAE, the joint models per λ and variant, and the LeNets under test.
 
-Usage: `LATENTNB_PROFILE=quick LATENTNB_THREADS=1 python benchmarks/argus_train.py [DATASET ...] [--part vq|ablations|lenets]`
+Usage: `LATENTNB_PROFILE=quick LATENTNB_THREADS=1 python tools/train_argus.py [DATASET ...] [--part vq|ablations|lenets]`
 (default: mnist fashion-mnist, every part).  Notebooks 61/62 then only load these checkpoints.
 """
 import argparse, time
