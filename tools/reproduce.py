@@ -2,7 +2,8 @@
 """`make reproduce`: execute every notebook in order under the active profile (default quick).
 
 Executed copies go to `_build/executed/` (the docs site is built from them), figures to `figures/`,
-and `figures/RESULTS.md` summarises wall times, recorded results and figures.  Usage:
+and `figures/RESULTS.md` summarises wall times, recorded results and figures (runs are logged in
+`_build/runs.<profile>.json`, so re-running a few notebooks updates their rows and keeps the others).  Usage:
 `python tools/reproduce.py [GLOB ...]` (default: every notebook in nbs/ except index).
 A failing notebook is reported and the run goes on; the exit status says whether all passed.
 """
@@ -38,7 +39,14 @@ for i, nb_path in enumerate(nbs, 1):
     figs = sorted(p for p in cfg.fig_dir.glob('*.png') if before.get(p) != p.stat().st_mtime) if cfg.fig_dir.exists() else []
     runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem))
     print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s, {len(figs)} figure(s)", flush=True)
-summary = write_summary(runs, cfg)
+# Merge with earlier runs of the same profile, so re-running a few notebooks keeps the others in the summary
+import json
+log = ROOT/'_build'/f'runs.{cfg.profile}.json'
+prev = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else {}
+prev.update({r['name']: dict(r, figures=[str(f) for f in r['figures']]) for r in runs})
+log.write_text(json.dumps(list(prev.values()), indent=1))
+all_runs = [prev[k] for k in sorted(prev) if (ROOT/'nbs'/k).exists()]
+summary = write_summary(all_runs, cfg)
 n_bad = sum(not r['ok'] for r in runs)
 print(f"== done in {(time.time()-t_all)/60:.1f} min: {len(runs)-n_bad} ok, {n_bad} failed; summary: {summary.relative_to(ROOT)}")
 sys.exit(1 if n_bad else 0)
