@@ -9,7 +9,7 @@ __all__ = ['DATASETS', 'PROXY_NAME', 'GENERATORS', 'LatentGenerator', 'CondGener
            'summarise', 'table3', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators', 'inference_ms',
            'run_giftbench', 'export_zip', 'default_classifier', 'GiftbenchPanel', 'control_panel']
 
-# %% ../nbs/80_giftbench.ipynb #59308b89
+# %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +24,10 @@ from tqdm.auto import tqdm
 from .config import load_config
 from .data import load_dataset
 from .checkpoints import load_or_train, checkpoint_entry
+from .blackbox import as_blackbox
+from .zoo import predict_proba
 
-# %% ../nbs/80_giftbench.ipynb #38882e43
+# %% ../nbs/80_giftbench.ipynb #fe3edbbb
 class LatentGenerator:
     "One generator behind the GIFTbench interface: latent shape and bounds, decode, optional class conditioning"
     name = 'generator'
@@ -61,7 +63,7 @@ class LatentGenerator:
         return (f"{type(self).__name__}(name={self.name!r}, latent={self.latent_shape}, bounds={self.bounds}, "
                 f"conditional={self.conditional}, steps={self.steps})")
 
-# %% ../nbs/80_giftbench.ipynb #63ec45a8
+# %% ../nbs/80_giftbench.ipynb #6b636a2f
 class CondGenerator(nn.Module):
     "cDCGAN generator: (z (N,100), y (N,)) -> images (N,1,28,28) in [0,1]"
     def __init__(self, nz:int=100, n_classes:int=10, ngf:int=64):
@@ -96,7 +98,7 @@ class CGAN(nn.Module):
         super().__init__()
         self.G, self.D = CondGenerator(nz, n_classes, width), CondDiscriminator(n_classes, width)
 
-# %% ../nbs/80_giftbench.ipynb #6b495644
+# %% ../nbs/80_giftbench.ipynb #785793e3
 def train_cgan(gan:CGAN, # The pair to train in place
                x:torch.Tensor, # Images (N,1,28,28) in [0,1]
                y:torch.Tensor, # Labels (N,)
@@ -125,7 +127,7 @@ def train_cgan(gan:CGAN, # The pair to train in place
     G.eval(); D.eval()
     return dict(loss_G=round(lg, 4), loss_D=round(ld, 4), epochs=epochs, n_train=n)
 
-# %% ../nbs/80_giftbench.ipynb #fffde990
+# %% ../nbs/80_giftbench.ipynb #685ce148
 class CGANGenerator(LatentGenerator):
     "The cDCGAN behind the GIFTbench interface (latent 100 Gaussian + label)"
     name, conditional = 'cgan', True
@@ -134,7 +136,7 @@ class CGANGenerator(LatentGenerator):
         self.G = G.eval(); self.latent_shape = (G.nz,); self.n_classes = G.n_classes
     def _decode(self, z, y): return self.G(z.float(), y)
 
-# %% ../nbs/80_giftbench.ipynb #0d5ab4e6
+# %% ../nbs/80_giftbench.ipynb #023b5377
 def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
                n_classes:int=10):
     "A small class-conditional UNet for 28x28 greyscale images"
@@ -185,7 +187,7 @@ class DiffusionGenerator(LatentGenerator):
             x = self.sched.step(eps, t, x, eta=0.0).prev_sample
         return (x + 1)/2
 
-# %% ../nbs/80_giftbench.ipynb #1b6ecb92
+# %% ../nbs/80_giftbench.ipynb #046e649d
 class VAEGenerator(LatentGenerator):
     "An (unconditional) VAE behind the GIFTbench interface; seeds are encodings of test images of the target label"
     name, conditional = 'vae', False
@@ -206,28 +208,18 @@ class VAEGenerator(LatentGenerator):
         return mu.reshape(len(labels), *self.latent_shape).clamp(*self.bounds)
     def _decode(self, z, y): return self.vae.decode(z.float()).reshape(len(z), 1, 28, 28)
 
-# %% ../nbs/80_giftbench.ipynb #0393da7f
+# %% ../nbs/80_giftbench.ipynb #13c5e7dc
 DATASETS = ('mnist', 'fashion-mnist')
 
 def as_classifier(obj, # A zoo `nn.Module` (logits), a TorchScript file path, or a callable returning probabilities
                   dataset:str='mnist', # The dataset it must fit
                   n_classes:int=10):
     "`obj` as a black box returning probabilities (N, K), checked against `dataset`'s input shape and class count"
-    try:
-        from latentnb.blackbox import as_blackbox
-    except ImportError:
-        as_blackbox = None
-    if isinstance(obj, (str, Path)):
-        p = Path(obj)
-        if not p.exists(): raise FileNotFoundError(f"Classifier file {p} does not exist (expected a TorchScript .pt file)")
-        if as_blackbox is None: obj = torch.jit.load(str(p), map_location='cpu').eval()
-    if as_blackbox is not None: bb = as_blackbox(obj)
-    elif isinstance(obj, nn.Module) or isinstance(obj, torch.jit.ScriptModule):
-        m = obj.eval()
-        def bb(x):
-            with torch.no_grad(): return F.softmax(m(torch.as_tensor(x, dtype=torch.float32)), 1)
-    elif callable(obj): bb = obj
-    else: raise TypeError(f"Cannot use {type(obj).__name__} as a classifier: pass an nn.Module, a TorchScript path or a callable")
+    if isinstance(obj, (str, Path)) and not Path(obj).exists():
+        raise FileNotFoundError(f"Classifier file {obj} does not exist (expected a TorchScript .pt file)")
+    if not (isinstance(obj, nn.Module) or callable(obj) or isinstance(obj, (str, Path))):
+        raise TypeError(f"Cannot use {type(obj).__name__} as a classifier: pass an nn.Module, a TorchScript path or a callable")
+    bb = as_blackbox(obj)
     check_classifier(bb, dataset, n_classes)
     return bb
 
@@ -244,7 +236,7 @@ def check_classifier(bb, dataset:str='mnist', n_classes:int=10, shape=(1, 28, 28
         raise ValueError(f"The classifier has {p.shape[1]} classes but {dataset} has {n_classes}")
     return True
 
-# %% ../nbs/80_giftbench.ipynb #37548a2a
+# %% ../nbs/80_giftbench.ipynb #28320145
 def margin(p:torch.Tensor, # Probabilities (N, K)
            y:torch.Tensor # Expected labels (N,)
           ) -> torch.Tensor:
@@ -265,7 +257,7 @@ def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilit
     ok = margin(classify(x), labels) > 0
     return dict(z=z[ok], y=labels[ok], x=x[ok], n_candidates=n, pct_viable=100*ok.float().mean().item())
 
-# %% ../nbs/80_giftbench.ipynb #4c969d4e
+# %% ../nbs/80_giftbench.ipynb #bb908894
 @dataclass
 class SearchResult:
     "What one GIFTbench search returns: per-seed outcomes plus the original and failing latents/images"
@@ -345,7 +337,7 @@ def giftbench_search(gen:LatentGenerator, # The generator
     return SearchResult(gen.name, sigma, y, z0.reshape(S, *shape), x0, failed, iters, zf, x_fail, pred, hist,
                         seconds=time.time() - t0)
 
-# %% ../nbs/80_giftbench.ipynb #7f5c5ea5
+# %% ../nbs/80_giftbench.ipynb #18a9a7bf
 PROXY_NAME = 'automatic proxy: zoo reference classifier'
 
 def proxy_oracle(dataset:str, # Dataset whose reference classifier judges
@@ -359,12 +351,12 @@ def proxy_oracle(dataset:str, # Dataset whose reference classifier judges
     model.eval()
     def judge(x, y):
         if len(x) == 0: return torch.zeros(0, dtype=torch.bool), torch.zeros(0, dtype=torch.bool)
-        with torch.no_grad(): p = F.softmax(model(x.float()), 1)
+        p = predict_proba(model, x.float())
         return p.max(1).values >= tau, p.argmax(1) == torch.as_tensor(y)
     judge.name = PROXY_NAME
     return judge
 
-# %% ../nbs/80_giftbench.ipynb #52a2a728
+# %% ../nbs/80_giftbench.ipynb #5de64c2d
 def summarise(res:SearchResult, # A search result
               dataset:str, # Dataset name for the row
               step_name:str='low', # 'low'/'high' for the row
@@ -395,7 +387,7 @@ def table3(rows:list|pd.DataFrame) -> pd.DataFrame:
         'judged by': df.judged_by})
     return out.sort_values(['dataset', 'step', 'generator'], key=lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s).reset_index(drop=True)
 
-# %% ../nbs/80_giftbench.ipynb #ebf13644
+# %% ../nbs/80_giftbench.ipynb #cb14d04c
 GENERATORS = ('vae', 'cgan', 'ddpm')
 
 def _train_data(dataset, B):
@@ -446,7 +438,7 @@ def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True)
         except ImportError as e: print(f"skipping generator {k!r} on {dataset}: its module is not available ({e})")
     return out
 
-# %% ../nbs/80_giftbench.ipynb #ac423025
+# %% ../nbs/80_giftbench.ipynb #7a400bc4
 def inference_ms(gen:LatentGenerator, n:int=32, repeats:int=2, seed:int=0) -> float:
     "Median milliseconds per image of `gen.decode` on batches of `n`"
     g = torch.Generator().manual_seed(seed)
@@ -457,7 +449,7 @@ def inference_ms(gen:LatentGenerator, n:int=32, repeats:int=2, seed:int=0) -> fl
         t0 = time.perf_counter(); gen.decode(z, lab); ts.append(time.perf_counter() - t0)
     return 1000*float(np.median(ts))/n
 
-# %% ../nbs/80_giftbench.ipynb #3002cb99
+# %% ../nbs/80_giftbench.ipynb #19a5dec3
 def run_giftbench(gen:LatentGenerator, classify, dataset:str, n_seeds:int, pop:int, generations:int,
                   step:str|float='low', judge=None, seed:int=0, progress:bool=True, callback=None):
     "Viable seeds + search + summary for one generator: returns (row dict, SearchResult)"
@@ -485,7 +477,7 @@ def export_zip(res:SearchResult, # A search result
             zf.writestr(f"{stem}_failing.png", _png_bytes(res.x_fail[s]))
     return path
 
-# %% ../nbs/80_giftbench.ipynb #2f281a00
+# %% ../nbs/80_giftbench.ipynb #9183a0a7
 def default_classifier(dataset:str):
     "The classifier under test by default: model A of the zoo's pair 1 for `dataset`"
     from latentnb.zoo import load_pair  # notebook 10

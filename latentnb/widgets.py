@@ -8,7 +8,7 @@ __all__ = ['RED', 'GREY', 'BLUE', 'WHITE', 'GENERATOR_LOADERS', 'LatentGenerator
            'archive_browser', 'PCAGenerator', 'RidgeClassifier', 'demo_models', 'available_generators',
            'load_classifier_pair', 'time_updates']
 
-# %% ../nbs/70_widgets.ipynb #bee6f661
+# %% ../nbs/70_widgets.ipynb #355b3e2e
 import html, io, time
 from dataclasses import dataclass
 from typing import Callable
@@ -24,8 +24,9 @@ from torch import nn
 from .config import load_config
 from .data import load_dataset
 from .fitness import divergence
+from .zoo import predict_proba
 
-# %% ../nbs/70_widgets.ipynb #fb855761
+# %% ../nbs/70_widgets.ipynb #5d59a18a
 def _first(v): return v[0] if isinstance(v, (tuple, list)) else v
 
 @dataclass
@@ -73,7 +74,7 @@ class LatentGenerator:
             s = int(round(x.shape[1]**0.5)); x = x.reshape(-1, 1, s, s)
         return x.clamp(0, 1)
 
-# %% ../nbs/70_widgets.ipynb #1ecda4ae
+# %% ../nbs/70_widgets.ipynb #e8904426
 def _uniform_sampler(shape, bounds):
     lo, hi = bounds
     return lambda n, gen=None: lo + (hi - lo)*torch.rand((n, *shape), generator=gen)
@@ -104,17 +105,17 @@ def as_generator(obj, # A GAN `Generator`, a VAE, a VQ-VAE or a `LatentGenerator
     raise TypeError(f"Cannot use a {cls} as a generator: expected a GAN generator (attribute `nz`, callable on z), "
                     "a VAE (`encode`, `decode`), a VQ-VAE (`encode`, `quantize`, `decode`) or a LatentGenerator")
 
-# %% ../nbs/70_widgets.ipynb #c29f176a
+# %% ../nbs/70_widgets.ipynb #2974fddd
 @torch.no_grad()
 def class_probabilities(model, # An nn.Module returning logits, or a callable returning probabilities
                         x:torch.Tensor # Images (N, C, H, W) in [0, 1]
                        ) -> torch.Tensor:
     "Class probabilities (N, K) of `model` on `x`, on the CPU"
-    if isinstance(model, nn.Module): return F.softmax(model(x.to(_device_of(model))).float(), dim=1).cpu()
+    if isinstance(model, nn.Module): return predict_proba(model, x)
     p = model(x)
     return torch.as_tensor(p).float().cpu()
 
-# %% ../nbs/70_widgets.ipynb #20084ec1
+# %% ../nbs/70_widgets.ipynb #6cf27985
 RED, GREY, BLUE, WHITE = (220, 40, 40), (200, 200, 200), (40, 110, 220), (255, 255, 255)
 
 def _rgb(img, scale):
@@ -141,7 +142,7 @@ def png_strip(x:torch.Tensor, # Images (N, C, H, W) in [0, 1]
     buf = io.BytesIO(); Image.fromarray(np.concatenate(tiles[:-1], 1)).save(buf, format='png', compress_level=1)
     return buf.getvalue()
 
-# %% ../nbs/70_widgets.ipynb #1aedad01
+# %% ../nbs/70_widgets.ipynb #aa27ec12
 def prob_bars_html(probs:dict, # {model name: (K,) probabilities}
                    class_names=None, # K class names (default: 0..K-1)
                    highlight:bool=True) -> str:
@@ -167,7 +168,7 @@ def prob_bars_html(probs:dict, # {model name: (K,) probabilities}
              '<span class="latentnb-verdict" style="color:#d62728;font-weight:bold">DISAGREE</span>')
     return f'<div>{badge}<table style="border-collapse:collapse;line-height:11px"><tr><th></th>{head}</tr>{"".join(rows)}</table></div>'
 
-# %% ../nbs/70_widgets.ipynb #32e9ab0d
+# %% ../nbs/70_widgets.ipynb #964e9079
 def _mk_rng(seed): g = torch.Generator(); g.manual_seed(int(seed)); return g
 
 class _torch_threads:
@@ -325,7 +326,7 @@ class LatentExplorer(W.VBox):
         "Both models' labels at the current `t`"
         return tuple(int(p.argmax()) for p in self.current_p)
 
-# %% ../nbs/70_widgets.ipynb #b0ac60a6
+# %% ../nbs/70_widgets.ipynb #2b8d5fa0
 def latent_explorer(generators, # A generator, or {name: generator}: GAN `Generator`, VAE, VQ-VAE or `LatentGenerator`
                     classifiers, # The two models under test (nn.Modules returning logits, or callables returning probabilities)
                     x=None, # Dataset images (N, C, H, W) in [0,1] to pick endpoints from (needed for VQ-VAEs)
@@ -340,7 +341,7 @@ def latent_explorer(generators, # A generator, or {name: generator}: GAN `Genera
     return LatentExplorer(generators, classifiers, x=x, y=y, class_names=class_names, n_steps=n_steps,
                           device=device, seed=seed, cpu_threads=cpu_threads, **kwargs)
 
-# %% ../nbs/70_widgets.ipynb #e7ea6b68
+# %% ../nbs/70_widgets.ipynb #34c36114
 def _col(df, *names):
     for n in names:
         if n in df.columns: return n
@@ -390,7 +391,7 @@ def archive_frame(archive, # DataFrame, {column: array}, `latentnb.archive.Archi
 def _score_columns(df):
     return [c for c in df.columns if c not in ('label_a', 'label_b') and pd.api.types.is_numeric_dtype(df[c])]
 
-# %% ../nbs/70_widgets.ipynb #fdf7d749
+# %% ../nbs/70_widgets.ipynb #7a516c91
 class ArchiveBrowser(W.VBox):
     "Pages through an archive: filter by label pair, sort by a score, click an entry to load it into the explorer"
     def __init__(self, archive, explorer:LatentExplorer|None=None, page_size=12, ncols=6, class_names=None, scale=2):
@@ -466,7 +467,7 @@ class ArchiveBrowser(W.VBox):
         self.target.value = 'B' if which == 'A' else 'A'
         self.message.value = f'entry #{i} loaded as endpoint {which}'
 
-# %% ../nbs/70_widgets.ipynb #7f80c0ee
+# %% ../nbs/70_widgets.ipynb #fe184f54
 def archive_browser(archive, # DataFrame of entries (image, latent, label_a, label_b, scores) or an archive object
                     explorer:LatentExplorer|None=None, # Explorer that clicked entries are loaded into
                     page_size:int=12, # Entries per page
@@ -476,7 +477,7 @@ def archive_browser(archive, # DataFrame of entries (image, latent, label_a, lab
     "The archive browser widget"
     return ArchiveBrowser(archive, explorer, page_size=page_size, ncols=ncols, class_names=class_names)
 
-# %% ../nbs/70_widgets.ipynb #49bbf8e4
+# %% ../nbs/70_widgets.ipynb #e77a8953
 class PCAGenerator(nn.Module):
     "Linear generator: `decode(z) = mean + z·(σ ⊙ components)`, `encode(x)` the inverse projection (a stand-in for a VAE)"
     def __init__(self, mean, comps, std):
@@ -508,7 +509,7 @@ def demo_models(dataset:str='mnist', # Dataset to fit on
     g = PCAGenerator(mean, V.T.contiguous(), (S/(len(flat) - 1)**0.5)); g.shape = tuple(xt.shape[1:])
     return ({'PCA (stand-in)': g}, (RidgeClassifier(x, y, 1, 10.0).eval(), RidgeClassifier(x, y, 2, 1.0).eval()), xt, yt)
 
-# %% ../nbs/70_widgets.ipynb #c446cbd0
+# %% ../nbs/70_widgets.ipynb #57fa4a67
 GENERATOR_LOADERS = {'GAN': ('latentnb.gan', 'load_gan', lambda r: r[0]),
                      'VAE': ('latentnb.vae', 'load_vae', lambda r: r),
                      'VQ-VAE': ('latentnb.argus', 'load_vqvae', lambda r: r)}
@@ -537,7 +538,7 @@ def load_classifier_pair(dataset:str='mnist', pair:int=1, verbose:bool=True):
         if verbose: print(f"zoo pair {pair}: not available ({type(e).__name__}: {str(e)[:200]})")
         return None
 
-# %% ../nbs/70_widgets.ipynb #6d6f05a1
+# %% ../nbs/70_widgets.ipynb #7e4ae697
 def time_updates(explorer:LatentExplorer, n:int=20) -> dict:
     "Median milliseconds of a `t` update and of a strip refresh (`n` calls each)"
     ts, rs = [], []
