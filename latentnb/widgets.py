@@ -8,7 +8,7 @@ __all__ = ['RED', 'GREY', 'BLUE', 'WHITE', 'GENERATOR_LOADERS', 'LatentGenerator
            'archive_browser', 'PCAGenerator', 'RidgeClassifier', 'demo_models', 'available_generators',
            'load_classifier_pair', 'time_updates']
 
-# %% ../nbs/70_widgets.ipynb #355b3e2e
+# %% ../nbs/70_widgets.ipynb #ab9b82c6
 import html, io, time
 from dataclasses import dataclass
 from typing import Callable
@@ -24,9 +24,9 @@ from torch import nn
 from .config import load_config
 from .data import load_dataset
 from .fitness import divergence
-from .zoo import predict_proba
+from .zoo import predict_proba, module_device
 
-# %% ../nbs/70_widgets.ipynb #5d59a18a
+# %% ../nbs/70_widgets.ipynb #682cb239
 def _first(v): return v[0] if isinstance(v, (tuple, list)) else v
 
 @dataclass
@@ -74,7 +74,7 @@ class LatentGenerator:
             s = int(round(x.shape[1]**0.5)); x = x.reshape(-1, 1, s, s)
         return x.clamp(0, 1)
 
-# %% ../nbs/70_widgets.ipynb #e8904426
+# %% ../nbs/70_widgets.ipynb #96759ed0
 def _uniform_sampler(shape, bounds):
     lo, hi = bounds
     return lambda n, gen=None: lo + (hi - lo)*torch.rand((n, *shape), generator=gen)
@@ -82,22 +82,18 @@ def _uniform_sampler(shape, bounds):
 def _normal_sampler(shape):
     return lambda n, gen=None: torch.randn((n, *shape), generator=gen)
 
-def _device_of(m):
-    try: return next(m.parameters()).device
-    except (StopIteration, AttributeError): return torch.device('cpu')
-
 def as_generator(obj, # A GAN `Generator`, a VAE, a VQ-VAE or a `LatentGenerator`
                  name:str|None=None # Display name (default: the kind and class name)
                 ) -> LatentGenerator:
     "Wrap a project generator in a `LatentGenerator` according to the contracts of `gan`, `vae` and `argus`"
     if isinstance(obj, LatentGenerator): return obj
     cls = type(obj).__name__
-    on = lambda f: (lambda z: f(z.to(_device_of(obj))))
+    on = lambda f: (lambda z: f(z.to(module_device(obj))))
     if hasattr(obj, 'quantize') and hasattr(obj, 'encode') and hasattr(obj, 'decode'):
         return LatentGenerator(name or f'VQ-VAE ({cls})', on(obj.decode), on(obj.encode), None, on(obj.quantize), module=obj)
     if hasattr(obj, 'encode') and hasattr(obj, 'decode'):
         d = getattr(obj, 'latent_dim', None)
-        return LatentGenerator(name or f'VAE ({cls})', on(obj.decode), lambda x: _first(obj.encode(x.to(_device_of(obj)))),
+        return LatentGenerator(name or f'VAE ({cls})', on(obj.decode), lambda x: _first(obj.encode(x.to(module_device(obj)))),
                                _normal_sampler((d,)) if d else None, module=obj)
     if hasattr(obj, 'nz') and callable(obj):
         bounds = tuple(getattr(obj, 'z_bounds', (-1.0, 1.0)))
@@ -105,7 +101,7 @@ def as_generator(obj, # A GAN `Generator`, a VAE, a VQ-VAE or a `LatentGenerator
     raise TypeError(f"Cannot use a {cls} as a generator: expected a GAN generator (attribute `nz`, callable on z), "
                     "a VAE (`encode`, `decode`), a VQ-VAE (`encode`, `quantize`, `decode`) or a LatentGenerator")
 
-# %% ../nbs/70_widgets.ipynb #2974fddd
+# %% ../nbs/70_widgets.ipynb #712b8732
 @torch.no_grad()
 def class_probabilities(model, # An nn.Module returning logits, or a callable returning probabilities
                         x:torch.Tensor # Images (N, C, H, W) in [0, 1]
@@ -115,7 +111,7 @@ def class_probabilities(model, # An nn.Module returning logits, or a callable re
     p = model(x)
     return torch.as_tensor(p).float().cpu()
 
-# %% ../nbs/70_widgets.ipynb #6cf27985
+# %% ../nbs/70_widgets.ipynb #a941a420
 RED, GREY, BLUE, WHITE = (220, 40, 40), (200, 200, 200), (40, 110, 220), (255, 255, 255)
 
 def _rgb(img, scale):
@@ -142,7 +138,7 @@ def png_strip(x:torch.Tensor, # Images (N, C, H, W) in [0, 1]
     buf = io.BytesIO(); Image.fromarray(np.concatenate(tiles[:-1], 1)).save(buf, format='png', compress_level=1)
     return buf.getvalue()
 
-# %% ../nbs/70_widgets.ipynb #aa27ec12
+# %% ../nbs/70_widgets.ipynb #524329be
 def prob_bars_html(probs:dict, # {model name: (K,) probabilities}
                    class_names=None, # K class names (default: 0..K-1)
                    highlight:bool=True) -> str:
@@ -168,7 +164,7 @@ def prob_bars_html(probs:dict, # {model name: (K,) probabilities}
              '<span class="latentnb-verdict" style="color:#d62728;font-weight:bold">DISAGREE</span>')
     return f'<div>{badge}<table style="border-collapse:collapse;line-height:11px"><tr><th></th>{head}</tr>{"".join(rows)}</table></div>'
 
-# %% ../nbs/70_widgets.ipynb #964e9079
+# %% ../nbs/70_widgets.ipynb #e96fb861
 def _mk_rng(seed): g = torch.Generator(); g.manual_seed(int(seed)); return g
 
 class _torch_threads:
@@ -326,7 +322,7 @@ class LatentExplorer(W.VBox):
         "Both models' labels at the current `t`"
         return tuple(int(p.argmax()) for p in self.current_p)
 
-# %% ../nbs/70_widgets.ipynb #2b8d5fa0
+# %% ../nbs/70_widgets.ipynb #613a103b
 def latent_explorer(generators, # A generator, or {name: generator}: GAN `Generator`, VAE, VQ-VAE or `LatentGenerator`
                     classifiers, # The two models under test (nn.Modules returning logits, or callables returning probabilities)
                     x=None, # Dataset images (N, C, H, W) in [0,1] to pick endpoints from (needed for VQ-VAEs)
@@ -341,7 +337,7 @@ def latent_explorer(generators, # A generator, or {name: generator}: GAN `Genera
     return LatentExplorer(generators, classifiers, x=x, y=y, class_names=class_names, n_steps=n_steps,
                           device=device, seed=seed, cpu_threads=cpu_threads, **kwargs)
 
-# %% ../nbs/70_widgets.ipynb #34c36114
+# %% ../nbs/70_widgets.ipynb #9b616421
 def _col(df, *names):
     for n in names:
         if n in df.columns: return n
@@ -391,7 +387,7 @@ def archive_frame(archive, # DataFrame, {column: array}, `latentnb.archive.Archi
 def _score_columns(df):
     return [c for c in df.columns if c not in ('label_a', 'label_b') and pd.api.types.is_numeric_dtype(df[c])]
 
-# %% ../nbs/70_widgets.ipynb #7a516c91
+# %% ../nbs/70_widgets.ipynb #93276fe1
 class ArchiveBrowser(W.VBox):
     "Pages through an archive: filter by label pair, sort by a score, click an entry to load it into the explorer"
     def __init__(self, archive, explorer:LatentExplorer|None=None, page_size=12, ncols=6, class_names=None, scale=2):
@@ -467,7 +463,7 @@ class ArchiveBrowser(W.VBox):
         self.target.value = 'B' if which == 'A' else 'A'
         self.message.value = f'entry #{i} loaded as endpoint {which}'
 
-# %% ../nbs/70_widgets.ipynb #fe184f54
+# %% ../nbs/70_widgets.ipynb #66969982
 def archive_browser(archive, # DataFrame of entries (image, latent, label_a, label_b, scores) or an archive object
                     explorer:LatentExplorer|None=None, # Explorer that clicked entries are loaded into
                     page_size:int=12, # Entries per page
@@ -477,7 +473,7 @@ def archive_browser(archive, # DataFrame of entries (image, latent, label_a, lab
     "The archive browser widget"
     return ArchiveBrowser(archive, explorer, page_size=page_size, ncols=ncols, class_names=class_names)
 
-# %% ../nbs/70_widgets.ipynb #e77a8953
+# %% ../nbs/70_widgets.ipynb #dce384d9
 class PCAGenerator(nn.Module):
     "Linear generator: `decode(z) = mean + z·(σ ⊙ components)`, `encode(x)` the inverse projection (a stand-in for a VAE)"
     def __init__(self, mean, comps, std):
@@ -509,7 +505,7 @@ def demo_models(dataset:str='mnist', # Dataset to fit on
     g = PCAGenerator(mean, V.T.contiguous(), (S/(len(flat) - 1)**0.5)); g.shape = tuple(xt.shape[1:])
     return ({'PCA (stand-in)': g}, (RidgeClassifier(x, y, 1, 10.0).eval(), RidgeClassifier(x, y, 2, 1.0).eval()), xt, yt)
 
-# %% ../nbs/70_widgets.ipynb #57fa4a67
+# %% ../nbs/70_widgets.ipynb #15f0b0f1
 GENERATOR_LOADERS = {'GAN': ('latentnb.gan', 'load_gan', lambda r: r[0]),
                      'VAE': ('latentnb.vae', 'load_vae', lambda r: r),
                      'VQ-VAE': ('latentnb.argus', 'load_vqvae', lambda r: r)}
@@ -538,7 +534,7 @@ def load_classifier_pair(dataset:str='mnist', pair:int=1, verbose:bool=True):
         if verbose: print(f"zoo pair {pair}: not available ({type(e).__name__}: {str(e)[:200]})")
         return None
 
-# %% ../nbs/70_widgets.ipynb #7e4ae697
+# %% ../nbs/70_widgets.ipynb #cf70c5b7
 def time_updates(explorer:LatentExplorer, n:int=20) -> dict:
     "Median milliseconds of a `t` update and of a strip refresh (`n` calls each)"
     ts, rs = [], []

@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['AUG_STRENGTHS', 'OPTIMIZERS', 'ARCHS', 'PAIRS', 'CIFAR_PAIRS', 'REFERENCE', 'ConvNet4', 'ConvNet7', 'LeNet5',
            'AlexNetSmall', 'ReferenceCNN', 'resnet18_cifar', 'ResNet20', 'InceptionSmall', 'random_affine',
-           'fit_classifier', 'predict_proba', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs', 'load_pair',
-           'reference_classifier', 'export_torchscript', 'zoo_table']
+           'module_device', 'fit_classifier', 'predict_proba', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs',
+           'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
 
-# %% ../nbs/10_zoo.ipynb #9f4d310f
+# %% ../nbs/10_zoo.ipynb #a6389ed0
 import math, os, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -26,7 +26,7 @@ from .config import load_config
 from .data import load_dataset, dataset_info
 from .checkpoints import load_or_train, checkpoint_entry
 
-# %% ../nbs/10_zoo.ipynb #4d1afcdf
+# %% ../nbs/10_zoo.ipynb #b789445b
 def _convs(chans, # Channel counts, first = input channels
            k:int=3, bn:bool=False):
     "`conv(k×k, same padding) → [BN] → ReLU` for each consecutive pair in `chans`"
@@ -68,7 +68,7 @@ class AlexNetSmall(nn.Sequential):
                          nn.Flatten(), nn.Dropout(p), nn.Linear(2*w*3*3, hidden), nn.ReLU(inplace=True),
                          nn.Dropout(p), nn.Linear(hidden, hidden), nn.ReLU(inplace=True), nn.Linear(hidden, n_classes))
 
-# %% ../nbs/10_zoo.ipynb #20f2341b
+# %% ../nbs/10_zoo.ipynb #0c6fdb96
 class ReferenceCNN(nn.Module):
     "A stronger CNN (BN, two stages of two convs, a 128-d feature layer) with `.features(x)` = penultimate layer"
     def __init__(self, width:int=16, in_ch:int=1, n_classes:int=10, n_features:int=128):
@@ -84,7 +84,7 @@ class ReferenceCNN(nn.Module):
         return self.body(x)
     def forward(self, x:torch.Tensor) -> torch.Tensor: return self.head(self.body(x))
 
-# %% ../nbs/10_zoo.ipynb #bcbc2b4b
+# %% ../nbs/10_zoo.ipynb #38f4b588
 def resnet18_cifar(n_classes:int=10) -> nn.Module:
     "torchvision's ResNet18 with a 3×3 stride-1 stem and no max-pool, for 32×32 inputs"
     m = torchvision.models.resnet18(num_classes=n_classes)
@@ -133,7 +133,7 @@ class InceptionSmall(nn.Module):
         self.fc = nn.Linear(i4.out_ch, n_classes)
     def forward(self, x): return self.fc(F.adaptive_avg_pool2d(self.body(self.stem(x)), 1).flatten(1))
 
-# %% ../nbs/10_zoo.ipynb #faaf6265
+# %% ../nbs/10_zoo.ipynb #b29ea934
 AUG_STRENGTHS = {  # max rotation (degrees), max zoom (fraction), max shift (fraction of the side)
     'weak': dict(rot=5, zoom=0.05, shift=0.05),
     'strong': dict(rot=15, zoom=0.15, shift=0.12),
@@ -159,7 +159,13 @@ def _augmenter(augment):
     kw = AUG_STRENGTHS[augment]
     return lambda x, g: random_affine(x, generator=g, **kw)
 
-# %% ../nbs/10_zoo.ipynb #d57085f7
+# %% ../nbs/10_zoo.ipynb #e02bb807
+def module_device(m) -> torch.device:
+    "The device of `m`'s parameters: the CPU for parameter-free modules and plain callables"
+    p = next(iter(m.parameters()), None) if hasattr(m, 'parameters') else None
+    return p.device if p is not None else torch.device('cpu')
+
+# %% ../nbs/10_zoo.ipynb #c0523e3d
 OPTIMIZERS = ('adam', 'sgd')
 
 def fit_classifier(model:nn.Module, # Classifier returning logits
@@ -180,7 +186,7 @@ def fit_classifier(model:nn.Module, # Classifier returning logits
     if schedule not in ('auto', 'onecycle', None): raise ValueError(f"Unknown schedule {schedule!r}; accepted: 'auto', 'onecycle', None")
     if schedule == 'auto': schedule = 'onecycle' if opt == 'sgd' else None
     if len(x) != len(y): raise ValueError(f"x has {len(x)} images but y has {len(y)} labels")
-    dev = next(model.parameters(), torch.empty(0)).device  # parameter-free modules run on the CPU
+    dev = module_device(model)
     aug = _augmenter(augment)
     g = torch.Generator().manual_seed(seed)
     steps = epochs*math.ceil(len(x)/bs)
@@ -209,7 +215,7 @@ def predict_proba(model:nn.Module, # Classifier returning logits
                  ) -> torch.Tensor:
     "Softmax probabilities `(N, K)` (on the CPU), computed in eval mode"
     was = model.training; model.eval()
-    dev = next(model.parameters(), torch.empty(0)).device  # parameter-free modules run on the CPU
+    dev = module_device(model)
     out = torch.cat([F.softmax(model(x[i:i+bs].to(dev)).float(), 1).cpu() for i in range(0, len(x), bs)]) if len(x) else torch.zeros(0, 10)
     model.train(was)
     return out
@@ -218,7 +224,7 @@ def accuracy(model:nn.Module, x:torch.Tensor, y:torch.Tensor) -> float:
     "Fraction of `x` whose predicted label is `y` (in [0, 1])"
     return (predict_proba(model, x).argmax(1) == y.cpu()).float().mean().item()
 
-# %% ../nbs/10_zoo.ipynb #6d2c3103
+# %% ../nbs/10_zoo.ipynb #5ece0fdd
 ARCHS = {'ConvNet4': ConvNet4, 'ConvNet7': ConvNet7, 'LeNet5': LeNet5, 'AlexNetSmall': AlexNetSmall,
          'ReferenceCNN': ReferenceCNN, 'ResNet18': resnet18_cifar, 'ResNet20': ResNet20, 'InceptionSmall': InceptionSmall}
 
@@ -278,7 +284,7 @@ def pair_specs(dataset:str) -> dict:
     dataset_info(dataset)
     return CIFAR_PAIRS if dataset == 'cifar10' else PAIRS
 
-# %% ../nbs/10_zoo.ipynb #6d39e427
+# %% ../nbs/10_zoo.ipynb #9542392b
 def _train_set(dataset, B):
     n = B.get('n_train_fashion' if dataset == 'fashion-mnist' else 'n_train', 0) or None
     return load_dataset(dataset, 'train', n=n)
@@ -313,7 +319,7 @@ def reference_classifier(dataset:str, cfg=None) -> ReferenceCNN:
     "The reference CNN of `dataset` (eval mode; logits, plus `.features(x)`), loaded or trained for the active profile"
     return _load_or_train(REFERENCE, f'{dataset}-reference', dataset, cfg)
 
-# %% ../nbs/10_zoo.ipynb #df00fadc
+# %% ../nbs/10_zoo.ipynb #fd896622
 def export_torchscript(model:nn.Module, # Model in eval mode
                        path, # Output file (.pt)
                        example:torch.Tensor|None=None, # Input for tracing when scripting fails (default (1,1,28,28) zeros)
@@ -328,7 +334,7 @@ def export_torchscript(model:nn.Module, # Model in eval mode
     sm.save(str(path))
     return path
 
-# %% ../nbs/10_zoo.ipynb #71461915
+# %% ../nbs/10_zoo.ipynb #c87fd35f
 def _trained_spec(name, spec, cfg=None):
     "The spec a checkpoint was trained with (from its manifest), else `spec`"
     e = checkpoint_entry(name, cfg=cfg)
