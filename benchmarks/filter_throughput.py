@@ -4,7 +4,7 @@
 Reference set: Fashion-MNIST train (60,000 images, the size of DiffGAN's GAN training data: 10k test images
 + 5 augmentations).  Queries: Fashion-MNIST test images, half of them with noise.  Prints images/s for the
 exact most-similar-image SSIM search with L2 pruning (top-k), for brute force (every reference image), and
-for the whole two-stage `filter_valid` (a DCGAN-sized stand-in discriminator unless latentnb.gan is trained),
+for the whole two-stage `filter_valid` (the project's discriminator layout at paper width, untrained: only its cost matters),
 on the CPU and on the GPU when there is one.  Not a timed test: run it by hand.  Rates are given per wall-clock
 second and (CPU) per CPU-second of this process, the steadier number on a shared machine.
 
@@ -13,19 +13,15 @@ second and (CPU) per CPU-second of this process, the steadier number on a shared
 import argparse, json, os, platform, time
 
 import torch
-from torch import nn
 
 from latentnb.data import load_dataset
+from latentnb.gan import Discriminator
 from latentnb.validity import DEFAULT_K, SSIMIndex, calibrate_disc_threshold, exactness_check, filter_valid
 
 
-class StandInD(nn.Module):
-    "DCGAN-sized discriminator (untrained): only its cost matters here"
-    def __init__(self):
-        super().__init__()
-        self.net = nn.Sequential(nn.Conv2d(1, 64, 4, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(64, 128, 4, 2, 1),
-                                 nn.BatchNorm2d(128), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(128*7*7, 1))
-    def forward(self, x): return self.net(x*2 - 1).squeeze(1)
+def StandInD():
+    "The project's discriminator at paper width (untrained): only its cost matters here"
+    return Discriminator(ndf=64)
 
 
 def sync(dev):

@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['DATASETS', 'PROXY_NAME', 'GENERATORS', 'LatentGenerator', 'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan',
            'CGANGenerator', 'build_unet', 'train_ddpm', 'DiffusionGenerator', 'VAEGenerator', 'as_classifier',
-           'check_classifier', 'margin', 'viable_seeds', 'SearchResult', 'giftbench_search', 'proxy_oracle',
-           'summarise', 'table3', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators', 'inference_ms',
-           'run_giftbench', 'export_zip', 'default_classifier', 'GiftbenchPanel', 'control_panel']
+           'check_classifier', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise',
+           'table3', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators', 'inference_ms', 'run_giftbench',
+           'export_zip', 'default_classifier', 'GiftbenchPanel', 'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
@@ -259,7 +259,7 @@ def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilit
 
 # %% ../nbs/80_giftbench.ipynb #bb908894
 @dataclass
-class SearchResult:
+class GiftResult:
     "What one GIFTbench search returns: per-seed outcomes plus the original and failing latents/images"
     generator:str; step:float; y:torch.Tensor; z0:torch.Tensor; x0:torch.Tensor
     failed:torch.Tensor; iterations:torch.Tensor; z_fail:torch.Tensor; x_fail:torch.Tensor; pred:torch.Tensor
@@ -284,7 +284,7 @@ def giftbench_search(gen:LatentGenerator, # The generator
                      seed:int=0, # Random seed of the search
                      progress:bool=True, # Show a tqdm bar
                      callback=None # `callback(generation, n_active)` after each generation (for widgets)
-                    ) -> SearchResult:
+                    ) -> GiftResult:
     "GIFTbench's GA on the latents of `gen`, stopping each seed at its first misclassification"
     t0 = time.time()
     sigma = float(gen.steps[step]) if isinstance(step, str) else float(step)
@@ -334,7 +334,7 @@ def giftbench_search(gen:LatentGenerator, # The generator
     if callback: callback(generations, 0)
     zf = z_fail.view(S, *shape)
     x_fail = gen.decode(zf, y) if S else torch.zeros(0, 1, 28, 28)
-    return SearchResult(gen.name, sigma, y, z0.reshape(S, *shape), x0, failed, iters, zf, x_fail, pred, hist,
+    return GiftResult(gen.name, sigma, y, z0.reshape(S, *shape), x0, failed, iters, zf, x_fail, pred, hist,
                         seconds=time.time() - t0)
 
 # %% ../nbs/80_giftbench.ipynb #18a9a7bf
@@ -357,7 +357,7 @@ def proxy_oracle(dataset:str, # Dataset whose reference classifier judges
     return judge
 
 # %% ../nbs/80_giftbench.ipynb #5de64c2d
-def summarise(res:SearchResult, # A search result
+def summarise(res:GiftResult, # A search result
               dataset:str, # Dataset name for the row
               step_name:str='low', # 'low'/'high' for the row
               judge=None, # `judge(x, y) -> (valid, preserved)`, or None
@@ -452,7 +452,7 @@ def inference_ms(gen:LatentGenerator, n:int=32, repeats:int=2, seed:int=0) -> fl
 # %% ../nbs/80_giftbench.ipynb #19a5dec3
 def run_giftbench(gen:LatentGenerator, classify, dataset:str, n_seeds:int, pop:int, generations:int,
                   step:str|float='low', judge=None, seed:int=0, progress:bool=True, callback=None):
-    "Viable seeds + search + summary for one generator: returns (row dict, SearchResult)"
+    "Viable seeds + search + summary for one generator: returns (row dict, GiftResult)"
     vs = viable_seeds(gen, classify, n_seeds, seed)
     res = giftbench_search(gen, classify, vs['z'], vs['y'], pop, generations, step, seed=seed, progress=progress, callback=callback)
     res.pct_viable, res.n_candidates = vs['pct_viable'], n_seeds
@@ -463,7 +463,7 @@ def _png_bytes(img:torch.Tensor) -> bytes:
     a = (img.squeeze(0).clamp(0, 1).numpy()*255).round().astype(np.uint8)
     buf = io.BytesIO(); Image.fromarray(a, mode='L').save(buf, format='PNG'); return buf.getvalue()
 
-def export_zip(res:SearchResult, # A search result
+def export_zip(res:GiftResult, # A search result
                path, # The .zip to write
                dataset:str='mnist', classifier:str='clf') -> Path:
     "Zip the original and failing image of every failing seed; metadata in the file names"

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['INFEASIBLE', 'Space', 'latent_space', 'pixel_space', 'model_under_test', 'penultimate', 'sinvad_fitness',
-           'ranking_key', 'SearchResult', 'ga_search', 'top2_gap', 'hill_climb', 'LSA', 'interpolate', 'mix_labels',
+           'ranking_key', 'SinvadResult', 'ga_search', 'top2_gap', 'hill_climb', 'LSA', 'interpolate', 'mix_labels',
            'rarely_confused_pairs', 'confusion', 'detection_classifiers']
 
 # %% ../nbs/51_sinvad.ipynb #ec23ce89
@@ -80,7 +80,7 @@ def ranking_key(fit, guide):
 
 # %% ../nbs/51_sinvad.ipynb #0ca426d0
 @dataclass
-class SearchResult:
+class SinvadResult:
     "The best candidate per seed of a search"
     v: torch.Tensor         # best vectors (S, d)
     x: torch.Tensor         # their images (S, C, H, W)
@@ -104,7 +104,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               sigma:float=0.5, # Initial noise / mutation step (latent: in units of the prior's std)
               grow:float=1.25, shrink:float=0.9, # Adaptive step: factor while not found / once found
               p_reset:float=0.05, # Binomial mask: probability that a gene is reset to the seed's value
-              seed:int=0, progress:bool=False) -> SearchResult:
+              seed:int=0, progress:bool=False) -> SinvadResult:
     "SINVAD's GA (Fig. 3) from every seed at once; fitness Eq. 1 (untargeted) or Eq. 4 (`target`)"
     g = torch.Generator().manual_seed(seed)
     v0 = space.encode(x_seed).float(); S, d = v0.shape
@@ -141,7 +141,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
         P = torch.cat([P[:, :elite], clip(child)], 1)
     x_best = space.decode(best_v)
     pb = _predict(clf, x_best)
-    return SearchResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
+    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
 
 # %% ../nbs/51_sinvad.ipynb #155a0c49
 def top2_gap(probs:torch.Tensor # Probabilities (N, K)
