@@ -19,11 +19,6 @@ from latentnb.gan import Discriminator
 from latentnb.validity import DEFAULT_K, SSIMIndex, calibrate_disc_threshold, exactness_check, filter_valid
 
 
-def StandInD():
-    "The project's discriminator at paper width (untrained): only its cost matters here"
-    return Discriminator(ndf=64)
-
-
 def sync(dev):
     if dev.type == 'cuda': torch.cuda.synchronize()
 
@@ -40,7 +35,7 @@ def bench(dev, ref, q, heldout, k, n_brute):
     idx.most_similar(q[:8], k=k, progress=False)                              # warm-up
     _, w_pruned, c_pruned = timed(dev, lambda: idx.most_similar(q, k=k, progress=False))
     brute, w_brute, c_brute = timed(dev, lambda: idx.most_similar(q[:n_brute], k=None, progress=False))
-    D = StandInD().eval().to(dev)
+    D = Discriminator(ndf=64).eval().to(dev)
     tau = calibrate_disc_threshold(D, heldout.to(dev))
     df, w_filter, c_filter = timed(dev, lambda: filter_valid(q, D=D, disc_threshold=tau, index=idx, k=k, progress=False))
     import pandas as pd

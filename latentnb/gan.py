@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from .config import load_config
 from .data import load_dataset, augment_dataset, dataset_info
-from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths
+from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic
 from .zoo import reference_classifier, predict_proba
 
 # %% ../nbs/11_gan.ipynb #5bcc0e18
@@ -69,11 +69,6 @@ def init_dcgan(m:nn.Module):
     return m
 
 # %% ../nbs/11_gan.ipynb #0f8ea9f8
-def _save_state(path:Path, state:dict):
-    "Write `state` to `path` atomically (a crash mid-write leaves the previous state)"
-    tmp = path.with_suffix(f'.tmp{os.getpid()}')
-    torch.save(state, tmp); os.replace(tmp, path)
-
 @torch.no_grad()
 def _ema_update(avg:nn.Module, m:nn.Module, decay:float):
     "avg ← decay·avg + (1 − decay)·m for parameters; buffers (batch-norm statistics) copied"
@@ -130,8 +125,8 @@ def train_gan(G:Generator, D:Discriminator,
             bar.update(1)
         bar.set_postfix(d=f"{np.mean(hist['d_loss'][-n_batches:]):.2f}", g=f"{np.mean(hist['g_loss'][-n_batches:]):.2f}")
         if resume_path is not None:
-            _save_state(resume_path, dict(run=run, epoch=ep+1, G=G.state_dict(), D=D.state_dict(), oG=oG.state_dict(),
-                                          oD=oD.state_dict(), rng=g.get_state(), hist=hist, G_avg=G_avg.state_dict()))
+            torch_save_atomic(dict(run=run, epoch=ep+1, G=G.state_dict(), D=D.state_dict(), oG=oG.state_dict(),
+                                   oD=oD.state_dict(), rng=g.get_state(), hist=hist, G_avg=G_avg.state_dict()), resume_path)
         if callback is not None and callback(ep, G_avg, D): break
     bar.close()
     if ema: G.load_state_dict(G_avg.state_dict())
@@ -158,7 +153,7 @@ def gan_training_set(dataset:str, n_real:int=0, seed:int=0):
 def _history_path(dataset, cfg): return ckpt_paths(f'{dataset}-gan-history', cfg.profile, cfg)[1]
 
 def load_gan(dataset:str, # 'mnist' or 'fashion-mnist'
-             params:dict|None=None, # Training hyperparameters (lr_g, lr_d, beta1, bs, epochs) when it must train; default DCGAN's lr/β1 + the profile's bs and epochs
+             params:dict|None=None, # Training hyperparameters (lr_g, lr_d, beta1, bs, epochs) when it must train; default DCGAN's lr/β1/batch size + the profile's epochs
              cfg=None, retrain:bool=False):
     "`(G, D)` in eval mode for `dataset`: loaded from checkpoints, else trained on the test split + 5 augmentations and saved"
     cfg = cfg or load_config(seed_all=False)
@@ -173,7 +168,7 @@ def load_gan(dataset:str, # 'mnist' or 'fashion-mnist'
             load_checkpoint(names[0], G, cfg=cfg); load_checkpoint(names[1], D, cfg=cfg)
             return G.eval(), D.eval()
         print(f"{dataset}: the saved GAN has an older layout (arch {entries[0]['meta'].get('arch', 1)}, now {GAN_ARCH}): training anew")
-    p = dict(GAN_DEFAULTS, bs=B.get('bs', GAN_DEFAULTS['bs']), epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
+    p = dict(GAN_DEFAULTS, epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
     p['bs'], p['epochs'] = int(p['bs']), int(p['epochs'])
     torch.manual_seed(cfg.seed); init_dcgan(G); init_dcgan(D)
     x, _ = gan_training_set(dataset, B.n_real, cfg.seed)
@@ -291,7 +286,8 @@ def cached_study(dataset:str, cfg=None, **kw) -> dict:
     "Run `tune_gan` once per profile and GAN layout and cache `{arch, best_params, best_fid, trials}` as JSON beside the checkpoints"
     cfg = cfg or load_config(seed_all=False)
     p = ckpt_paths(f'{dataset}-gan-study', cfg.profile, cfg)[1]
-    if p.exists() and json.loads(p.read_text()).get('arch', 1) == GAN_ARCH: return json.loads(p.read_text())
+    cached = json.loads(p.read_text()) if p.exists() else {}
+    if cached and cached.get('arch', 1) == GAN_ARCH: return cached
     t0 = time.time()
     st = tune_gan(dataset, cfg=cfg, **kw)
     out = dict(arch=GAN_ARCH, best_params=st.best_params, best_fid=st.best_value, seconds=round(time.time()-t0, 1),
