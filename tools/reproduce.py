@@ -3,7 +3,7 @@
 
 Executed copies go to `_build/executed/` (the docs site is built from them), figures to `figures/`,
 and `figures/RESULTS.md` summarises wall times, recorded results and figures (runs are logged in
-`_build/runs.<profile>.json`, so re-running a few notebooks updates their rows and keeps the others).  Usage:
+`figures/runs.json`, committed, so re-running a few notebooks updates their rows and keeps the others).  Usage:
 `python tools/reproduce.py [GLOB ...]` (default: every notebook in nbs/ except index).
 A failing notebook is reported and the run goes on; the exit status says whether all passed.
 """
@@ -39,13 +39,23 @@ for i, nb_path in enumerate(nbs, 1):
     figs = sorted(p for p in cfg.fig_dir.glob('*.png') if before.get(p) != p.stat().st_mtime) if cfg.fig_dir.exists() else []
     runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem))
     print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s, {len(figs)} figure(s)", flush=True)
-# Merge with earlier runs of the same profile, so re-running a few notebooks keeps the others in the summary
-import json
-log = ROOT/'_build'/f'runs.{cfg.profile}.json'
-prev = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else {}
-prev.update({r['name']: dict(r, figures=[str(f) for f in r['figures']]) for r in runs})
-log.write_text(json.dumps(list(prev.values()), indent=1))
-all_runs = [prev[k] for k in sorted(prev) if (ROOT/'nbs'/k).exists()]
+# Merge with earlier runs of the same profile, so re-running a few notebooks keeps the others in the summary.
+# The log sits beside the figures (committed for `quick`), figure paths relative to it, so a fresh clone keeps the rows.
+import json, re
+log = cfg.fig_dir/'runs.json'
+def _seed_from_summary(md):
+    "Rows of an older RESULTS.md (wall-time table + figure links), for a log that does not exist yet"
+    if not md.exists(): return {}
+    txt, rows = md.read_text(), {}
+    for name, st, sec in re.findall(r'^\| (\S+\.ipynb) \| (ok|FAILED) \| (\d+) \|$', txt, re.M):
+        part = txt.split(f'## {name}\n', 1)[1].split('\n## ', 1)[0] if f'## {name}\n' in txt else ''
+        rows[name] = dict(name=name, seconds=float(sec), ok=st == 'ok', section=Path(name).stem,
+                          figures=re.findall(r'!\[[^\]]*\]\(([^)]+)\)', part))
+    return rows
+prev = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else _seed_from_summary(cfg.fig_dir/'RESULTS.md')
+prev.update({r['name']: dict(r, figures=[str(Path(f).relative_to(cfg.fig_dir)) for f in r['figures']]) for r in runs})
+log.write_text(json.dumps(list(prev.values()), indent=1) + '\n')
+all_runs = [dict(prev[k], figures=[str(cfg.fig_dir/f) for f in prev[k]['figures']]) for k in sorted(prev) if (ROOT/'nbs'/k).exists()]
 summary = write_summary(all_runs, cfg)
 n_bad = sum(not r['ok'] for r in runs)
 print(f"== done in {(time.time()-t_all)/60:.1f} min: {len(runs)-n_bad} ok, {n_bad} failed; summary: {summary.relative_to(ROOT)}")
