@@ -23,7 +23,7 @@ def divergence(p_a:torch.Tensor, # Probabilities of model A, (N, K)
     return (p_a - p_b).norm(dim=1) + (p_a.argmax(1) != p_b.argmax(1)).float()
 
 # %% ../nbs/21_fitness.ipynb #9e41c696
-NO_REPS_DIVERSITY = 1.0  # diversity of every image while there are no representatives
+NO_REPS_DIVERSITY = 0.0  # diversity of every image while there are no representatives (no novelty measured)
 
 def diversity(images:torch.Tensor, # Candidate images (N, C, H, W) (or (N, D)), any float or uint8 scale
               reps:torch.Tensor|None # Cluster representatives (R, C, H, W) or (R, D); None or R = 0: none yet
@@ -50,22 +50,31 @@ def embed(x:np.ndarray, # Flattened images (N, D)
         return PCA(n_components=min(n_components, n, x.shape[1]), random_state=seed).fit_transform(x)
     if reducer == 'umap':
         import umap, warnings
-        from sklearn.metrics import pairwise_distances
         # UMAP computes exact neighbours below 4,096 points through a per-pair Python callback (~1 s for 1,500
-        # images); the same Euclidean distances as one BLAS call, passed precomputed, take milliseconds
-        d = pairwise_distances(np.asarray(x, dtype=np.float32), metric='euclidean', n_jobs=1) if n < 4096 else None
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            return umap.UMAP(n_components=n_components, n_neighbors=min(15, n - 1), n_epochs=n_epochs, init='random',
-                             metric='precomputed' if d is not None else 'euclidean',
-                             random_state=seed, n_jobs=1).fit_transform(d if d is not None else x)
+        # images); the same Euclidean distances as one float32 BLAS call, passed precomputed, take milliseconds
+        # (scikit-learn's pairwise_distances upcasts float32 to float64 in blocks: ~0.1 s for 1,500 images)
+        d = torch.cdist(*(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)),)*2).numpy() if n < 4096 else None
+        if d is not None: np.fill_diagonal(d, 0.0)
+        # numba's OpenMP layer and torch share the OpenMP runtime: UMAP's numba calls reset torch's intra-op thread
+        # count (1 -> the number of cores), which made every later torch call in the process up to 20x slower on a
+        # loaded 2-core machine. Restore it.
+        threads = torch.get_num_threads()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                return umap.UMAP(n_components=n_components, n_neighbors=min(15, n - 1), n_epochs=n_epochs, init='random',
+                                 metric='precomputed' if d is not None else 'euclidean',
+                                 random_state=seed, n_jobs=1).fit_transform(d if d is not None else x)
+        finally:
+            if torch.get_num_threads() != threads: torch.set_num_threads(threads)
     raise ValueError(f"Unknown reducer {reducer!r}: accepted are 'umap' and 'pca'")
 
 def representatives(images, # Archive images (N, C, H, W), uint8 or float
                     reducer:str='umap', # Embedding used before HDBSCAN: 'umap' or 'pca'
                     min_cluster_size:int=5, # HDBSCAN's smallest cluster
                     n_epochs:int|None=None, # UMAP epochs (None: default)
-                    seed:int=0
+                    seed:int=0,
+                    selection:str='eom' # HDBSCAN's cluster selection: 'eom' (its default: few large clusters) or 'leaf' (many fine ones)
                    ) -> tuple:
     "Per HDBSCAN cluster of the embedded `images`, the index of its member with the highest membership probability; also the labels"
     import hdbscan
@@ -73,17 +82,24 @@ def representatives(images, # Archive images (N, C, H, W), uint8 or float
     if len(x) < max(2*min_cluster_size, 4): return np.zeros(0, dtype=np.int64), np.full(len(x), -1)
     if x.max() > 1: x = x / 255.0
     e = embed(x, reducer, n_epochs=n_epochs, seed=seed)
-    cl = hdbscan.HDBSCAN(min_cluster_size=min_cluster_size).fit(e)
+    if selection not in ('leaf', 'eom'): raise ValueError(f"Unknown cluster selection {selection!r}: accepted are 'leaf' and 'eom'")
+    cl = hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, cluster_selection_method=selection).fit(e)
     lab, prob = cl.labels_, cl.probabilities_
     idx = [int(np.flatnonzero(lab == c)[np.argmax(prob[lab == c])]) for c in range(lab.max() + 1)]
     return np.asarray(idx, dtype=np.int64), lab
 
 # %% ../nbs/21_fitness.ipynb #a01a2d57
+_WARM = set()  # reducers already compiled in this process
+
 def warm_up(reducer:str='umap', # The reducer whose first-call cost to pay now
-            n_epochs:int|None=None) -> float:
-    "Run the embedding + HDBSCAN once on random data (UMAP's numba compile); return the seconds it took"
+            n_epochs:int|None=None, # UMAP epochs (as the search will use them)
+            force:bool=False # Run again even if this process has already warmed `reducer` up
+           ) -> float:
+    "Run the embedding + HDBSCAN once on random data (UMAP's numba compile), once per process; return the seconds it took (0 if already warm)"
+    if reducer in _WARM and not force: return 0.0
     t0 = time.perf_counter()
     representatives(torch.rand(60, 1, 8, 8, generator=torch.Generator().manual_seed(0)), reducer, n_epochs=n_epochs)
+    _WARM.add(reducer)
     return time.perf_counter() - t0
 
 # %% ../nbs/21_fitness.ipynb #82bba2b4
@@ -92,20 +108,23 @@ class ReclusterPolicy:
     "When the search re-clusters its archive of triggering inputs (see the notebook for the rule)"
     growth:float=0.5 # Re-cluster when the archive grew by this fraction since the last clustering...
     min_new:int=10 # ...and by at least this many inputs
-    max_share:float|None=0.1 # ...and clustering so far used at most this share of elapsed time (None: no limit)
+    max_share:float|None=0.05 # ...and clustering (so far plus the next one, estimated by `next_cost`) stays within this share of the elapsed time (None: no limit)
     every:bool=False # The paper's rule: re-cluster whenever the archive grew
     max_points:int=2000 # Cluster at most this many archive images (a uniform sample)
     min_cluster_size:int=5 # HDBSCAN's smallest cluster
     reducer:str='umap' # 'umap' or 'pca'
     n_epochs:int|None=None # UMAP epochs
+    selection:str='leaf' # HDBSCAN cluster selection ('leaf': representatives that cover the archive; 'eom': few large clusters)
 
     def due(self, n_archive:int, # Archive size now
             n_last:int, # Archive size at the last clustering
             elapsed:float=0.0, # Seconds since the search started
-            spent:float=0.0 # Seconds spent clustering so far
+            spent:float=0.0, # Seconds spent clustering so far
+            next_cost:float=0.0 # Expected seconds of the next clustering (e.g. the last one's)
            ) -> bool:
         "Whether to re-cluster now"
         if n_archive < 2*self.min_cluster_size or n_archive <= n_last: return False
         if self.every: return True
         if n_archive - n_last < self.min_new or n_archive < (1 + self.growth)*n_last: return False
-        return self.max_share is None or spent <= self.max_share*max(elapsed, 1e-9)
+        if n_last == 0 or self.max_share is None: return True  # the archive's first clustering is always allowed
+        return spent + next_cost <= self.max_share*max(elapsed, 1e-9)

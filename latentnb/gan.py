@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['GAN_ARCH', 'GAN_DEFAULTS', 'Generator', 'Discriminator', 'sample_z', 'init_dcgan', 'train_gan', 'generate',
-           'gan_training_set', 'load_gan', 'gan_history', 'FeatureExtractor', 'fid_kid', 'gan_scores', 'mode_coverage',
-           'tune_gan', 'study_table', 'cached_study']
+           'gan_training_set', 'gan_spec', 'load_gan', 'gan_history', 'FeatureExtractor', 'fid_kid', 'gan_scores',
+           'mode_coverage', 'tune_gan', 'study_table', 'cached_study']
 
 # %% ../nbs/11_gan.ipynb #10a06f5b
 import copy, json, math, os, time
@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from .config import load_config
 from .data import load_dataset, augment_dataset, dataset_info
-from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic
+from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff, stale_message, record_spec
 from .zoo import reference_classifier, predict_proba
 
 # %% ../nbs/11_gan.ipynb #5bcc0e18
@@ -152,6 +152,23 @@ def gan_training_set(dataset:str, n_real:int=0, seed:int=0):
 
 def _history_path(dataset, cfg): return ckpt_paths(f'{dataset}-gan-history', cfg.profile, cfg)[1]
 
+def gan_spec(dataset:str, # 'mnist' or 'fashion-mnist'
+             params:dict|None=None, # Training hyperparameters overriding DCGAN's + the profile's epochs
+             cfg=None) -> dict:
+    "Everything the GAN's weights depend on under the active profile: layout version, widths, data, seed and training hyperparameters"
+    cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan')
+    p = dict(GAN_DEFAULTS, epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
+    p['bs'], p['epochs'] = int(p['bs']), int(p['epochs'])
+    return dict(arch=GAN_ARCH, dataset=dataset, ngf=int(B.ngf), ndf=int(B.ndf), nz=100, n_real=int(B.n_real), seed=int(cfg.seed), params=p)
+
+def _legacy_gan_spec(entry:dict, cfg) -> dict:
+    "The spec of a GAN manifest written before specs were recorded, from what it recorded (layout, widths, hyperparameters, seed, training-set size)"
+    m, B = entry['meta'], cfg.budget('gan')
+    n_now = 6*len(load_dataset(m['dataset'], 'test', n=int(B.n_real) or None)[1])   # test images + 5 augmentations each
+    return dict(arch=m.get('arch', 1), dataset=m['dataset'], ngf=m['ngf'], ndf=m['ndf'], nz=m['nz'],
+                n_real=int(B.n_real) if entry['metrics'].get('n_train') == n_now else f"unknown ({entry['metrics'].get('n_train')} training images)",
+                seed=entry.get('seed'), params=m['params'])
+
 def load_gan(dataset:str, # 'mnist' or 'fashion-mnist'
              params:dict|None=None, # Training hyperparameters (lr_g, lr_d, beta1, bs, epochs) when it must train; default DCGAN's lr/β1/batch size + the profile's epochs
              cfg=None, retrain:bool=False):
@@ -162,14 +179,18 @@ def load_gan(dataset:str, # 'mnist' or 'fashion-mnist'
     B = cfg.budget('gan')
     G, D = Generator(ngf=B.ngf), Discriminator(ndf=B.ndf)
     names = f'{dataset}-gan-G', f'{dataset}-gan-D'
+    spec = gan_spec(dataset, params, cfg); p = spec['params']
     entries = [checkpoint_entry(n, cfg=cfg) for n in names]
     if not retrain and all(entries):
-        if all(e['meta'].get('arch', 1) == GAN_ARCH for e in entries):
+        rec = [e.get('spec') or _legacy_gan_spec(e, cfg) for e in entries]
+        tuned = params is None and entries[0]['meta'].get('tuned', False)   # a tuned GAN (paper: the study's params) serves callers that pass none
+        diff = spec_diff(rec[0], spec | (dict(params=rec[0]['params']) if tuned else {})) or spec_diff(rec[1], rec[0])
+        if not diff:
+            for n, e in zip(names, entries):
+                if 'spec' not in e: record_spec(n, rec[0], cfg)   # an older manifest whose recorded args match: backfilled
             load_checkpoint(names[0], G, cfg=cfg); load_checkpoint(names[1], D, cfg=cfg)
             return G.eval(), D.eval()
-        print(f"{dataset}: the saved GAN has an older layout (arch {entries[0]['meta'].get('arch', 1)}, now {GAN_ARCH}): training anew")
-    p = dict(GAN_DEFAULTS, epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
-    p['bs'], p['epochs'] = int(p['bs']), int(p['epochs'])
+        print(f"{stale_message(f'{dataset}-gan', diff)}: training anew")
     torch.manual_seed(cfg.seed); init_dcgan(G); init_dcgan(D)
     x, _ = gan_training_set(dataset, B.n_real, cfg.seed)
     G.to(cfg.device); D.to(cfg.device)
@@ -181,9 +202,9 @@ def load_gan(dataset:str, # 'mnist' or 'fashion-mnist'
     G.cpu(); D.cpu()
     metrics = dict(train_seconds=round(time.time()-t0, 1), n_train=len(x), steps=len(hist['g_loss']),
                    final_d_loss=float(np.mean(hist['d_loss'][-50:])), final_g_loss=float(np.mean(hist['g_loss'][-50:])))
-    meta = dict(dataset=dataset, ngf=B.ngf, ndf=B.ndf, nz=100, arch=GAN_ARCH, params=p)
-    save_checkpoint(G, names[0], 'nbs/11_gan.ipynb (latentnb.gan)', metrics, meta, cfg)
-    save_checkpoint(D, names[1], 'nbs/11_gan.ipynb (latentnb.gan)', metrics, meta, cfg)
+    meta = dict(dataset=dataset, ngf=B.ngf, ndf=B.ndf, nz=100, arch=GAN_ARCH, params=p, tuned=params is not None)
+    save_checkpoint(G, names[0], 'nbs/11_gan.ipynb (latentnb.gan)', metrics, meta, cfg, spec=spec)
+    save_checkpoint(D, names[1], 'nbs/11_gan.ipynb (latentnb.gan)', metrics, meta, cfg, spec=spec)
     hp = _history_path(dataset, cfg); hp.write_text(json.dumps({k: [round(v, 5) for v in vs] for k, vs in hist.items()}))
     return G.eval(), D.eval()
 

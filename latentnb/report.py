@@ -58,22 +58,33 @@ def save_fig(fig, # A matplotlib figure
     return p
 
 # %% ../nbs/02_report.ipynb #9ebd32f6
+def _flat_columns(cols):
+    "Column labels as strings: a MultiIndex's levels joined by spaces (JSON has no tuples)"
+    return [' '.join(str(x) for x in c if str(x)) if isinstance(c, (tuple, list)) else c for c in cols]
+
 def _jsonable(v):
-    if isinstance(v, pd.DataFrame): return {'__table__': json.loads(v.to_json(orient='split', default_handler=str))}
+    if isinstance(v, pd.DataFrame):
+        if isinstance(v.columns, pd.MultiIndex): v = v.set_axis(_flat_columns(v.columns), axis=1)
+        return {'__table__': json.loads(v.to_json(orient='split', default_handler=str))}
     if isinstance(v, (np.generic,)): return v.item()
     if isinstance(v, torch.Tensor): return v.tolist()
     if isinstance(v, Path): return str(v)
     return v
 
+_RECORDED = set()  # result files this process has written: the first write replaces, later ones merge
+
 def record(section:str, # Results section, usually the notebook's name
            cfg=None, # Run config (default: `load_config()` without reseeding)
+           reset:bool=False, # Start the section afresh even if this process recorded into it before
            **results # Numbers, strings or DataFrames to record
           ) -> Path:
-    "Merge `results` into `<figures>/results/<section>.json`, stamped with the profile"
+    "Write `results` to `<figures>/results/<section>.json`, stamped with the profile: the first call of a process replaces the file, later ones merge"
     cfg = cfg or load_config(seed_all=False)
     d = cfg.fig_dir/'results'; d.mkdir(parents=True, exist_ok=True)
     p = d/f'{section}.json'
-    cur = json.loads(p.read_text()) if p.exists() else {}
+    fresh = reset or p.resolve() not in _RECORDED
+    cur = {} if fresh or not p.exists() else json.loads(p.read_text())
+    _RECORDED.add(p.resolve())
     cur.update({k: _jsonable(v) for k, v in results.items()}); cur['_profile'] = cfg.profile
     tmp = p.with_suffix(f'.tmp{os.getpid()}'); tmp.write_text(json.dumps(cur, indent=1, default=str)); tmp.replace(p)
     return p
@@ -84,7 +95,8 @@ def read_results(section:str, cfg=None) -> dict:
     p = cfg.fig_dir/'results'/f'{section}.json'
     if not p.exists(): return {}
     out = json.loads(p.read_text())
-    return {k: pd.DataFrame(**v['__table__']) if isinstance(v, dict) and '__table__' in v else v for k, v in out.items()}
+    def table(t): return pd.DataFrame(**(t | dict(columns=_flat_columns(t['columns']))))   # files written before MultiIndex columns were flattened
+    return {k: table(v['__table__']) if isinstance(v, dict) and '__table__' in v else v for k, v in out.items()}
 
 # %% ../nbs/02_report.ipynb #5dafaab8
 def _fmt(v):

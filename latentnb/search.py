@@ -27,7 +27,7 @@ from pymoo.problems.static import StaticProblem
 from .archive import Archive, to_uint8
 from .blackbox import as_blackbox, check_pair
 from .config import pick_device
-from .fitness import ReclusterPolicy, divergence, diversity, representatives
+from .fitness import ReclusterPolicy, divergence, diversity, representatives, warm_up
 
 # %% ../nbs/24_search.ipynb #3f0b8336
 def latent_spec(generator) -> tuple:
@@ -94,6 +94,26 @@ def _bar(budget_s, progress, desc):
     return tqdm(total=float(budget_s), disable=not progress, desc=desc, leave=False,
                 bar_format='{desc} {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}')
 
+def _rescore(algo, problem, objectives, reps):
+    "Recompute the survivors' diversity against `reps` (their images ride on the individuals as 'U'), then their rank and crowding"
+    P = algo.pop
+    if P is None or len(P) == 0 or 'diversity' not in objectives: return
+    U = torch.from_numpy(np.stack(P.get('U', to_numpy=False)))
+    F = P.get('F').copy()
+    F[:, objectives.index('diversity')] = -diversity(U.float()/255, reps).double().cpu().numpy()
+    P.set('F', F)
+    algo.pop = algo.survival.do(problem, P, n_survive=len(P), algorithm=algo, random_state=algo.random_state)
+
+def _cluster_reps(images, policy, seed):
+    "Representatives (float images in [0,1]) of the clusters of `images` (uint8), or None"
+    if images is None or len(images) == 0: return None
+    idx, _ = representatives(images, policy.reducer, policy.min_cluster_size, policy.n_epochs, seed, policy.selection)
+    return images[torch.as_tensor(idx)].float()/255 if len(idx) else None
+
+def _union(a, b):
+    if a is None: return b
+    return a if b is None else torch.cat([a, b])
+
 def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> images (N, C, H, W) in [0,1]
                    model_a, model_b, # The two models under test: anything `as_blackbox` accepts
                    budget_s:float=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run)
@@ -107,7 +127,10 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
                    device=None, # Device for the generator and the models (default: `pick_device()`)
                    progress:bool=True, # Show a tqdm bar (elapsed/budget, evaluations, triggering)
                    callback=None, # Called with a dict after each committed generation (may raise to stop)
-                   label:str='' # Name of the run in tables
+                   label:str='', # Name of the run in tables
+                   seed_images=None, # Real images (N, C, H, W) whose cluster representatives join the archive's (None: none)
+                   warm:bool=True, # Pay the reducer's one-off compile (`fitness.warm_up`, once per process) before the clock starts
+                   commit_s:float=5.0 # Commit the resumable state at most this often (seconds; 0: every generation)
                   ) -> SearchResult:
     "DiffGAN's NSGA-II search for inputs on which `model_a` and `model_b` disagree"
     objectives = tuple([objectives] if isinstance(objectives, str) else objectives)
@@ -115,6 +138,8 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
         raise ValueError(f"objectives must be a non-empty subset of {OBJECTIVES}, got {objectives}")
     device = torch.device(device) if device is not None else pick_device()
     policy = policy or ReclusterPolicy()
+    use_div = 'diversity' in objectives
+    if warm and use_div: warm_up(policy.reducer, policy.n_epochs)  # outside the budget: before the clock starts
     G = generator.eval().to(device)
     A, Bm = as_blackbox(model_a, 'model A', device), as_blackbox(model_b, 'model B', device)
     nz, (lo, hi) = latent_spec(G)
@@ -129,13 +154,22 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
         algo = st['algorithm']
         n_evals, n_gen, n_trig, elapsed0 = st['n_evals'], st['n_gen'], st['n_trig'], st['elapsed']
         reps, n_last, spent, n_clu = st['reps'], st['n_last'], st['cluster_seconds'], st['n_clusterings']
+        seed_reps = st.get('seed_reps')
     else:
         algo = NSGA2(pop_size=pop_size, sampling=FloatRandomSampling(), crossover=SBX(prob=0.9, eta=15),
                      mutation=PM(prob=0.1, eta=20), eliminate_duplicates=True, seed=seed)
         algo.setup(problem, termination=('n_gen', 10**9))
-        n_evals = n_gen = n_trig = n_last = n_clu = 0; elapsed0 = spent = 0.0; reps = None
-    hist, interrupted, t_eval = [], False, 0.0
+        n_evals = n_gen = n_trig = n_last = n_clu = 0; elapsed0 = spent = 0.0; reps = seed_reps = None
+    hist, interrupted, t_eval, last_cost = [], False, 0.0, 0.0
     t_session = time.perf_counter(); t0 = t_session - elapsed0
+    if use_div and seed_images is not None and not st:  # the real images' representatives: inside the budget
+        tc = time.perf_counter()
+        seed_reps = _cluster_reps(to_uint8(torch.as_tensor(seed_images))[:policy.max_points], policy, seed)
+        reps = seed_reps; spent += time.perf_counter() - tc
+    state = lambda: dict(algorithm=algo, objectives=objectives, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig,
+                         elapsed=time.perf_counter() - t0, reps=reps, seed_reps=seed_reps, n_last=n_last,
+                         cluster_seconds=spent, n_clusterings=n_clu)
+    t_commit = time.perf_counter()
     bar = _bar(budget_s, progress, label or 'search')
     try:
         while True:
@@ -149,32 +183,37 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
             t_eval += time.perf_counter() - te
             div = divergence(pa, pb)
             fit = {'divergence': div}
-            if 'diversity' in objectives: fit['diversity'] = diversity(u8.float()/255, reps)
+            if use_div:
+                fit['diversity'] = diversity(u8.float()/255, reps)
+                pop.set('U', list(u8.flatten(1).cpu().numpy()))  # for re-scoring the survivors later
             F = -torch.stack([fit[o] for o in objectives], 1).double().cpu().numpy()
             Evaluator().eval(StaticProblem(problem, F=F), pop)
             algo.tell(infills=pop)
             trig = (pa.argmax(1) != pb.argmax(1)).cpu()
             n_evals += len(X); n_gen += 1; n_trig += int(trig.sum())
             archive.add(u8.cpu()[trig], X[trig.numpy()], pa.cpu()[trig], pb.cpu()[trig], gen=n_gen)
-            if 'diversity' in objectives and policy.due(len(archive), n_last, time.perf_counter() - t0, spent):
+            if use_div and policy.due(len(archive), n_last, time.perf_counter() - t0, spent, last_cost):
                 tc = time.perf_counter()
-                sample = archive.sample()
-                idx, _ = representatives(sample, policy.reducer, policy.min_cluster_size, policy.n_epochs, seed)
-                reps = sample[torch.as_tensor(idx)].float()/255 if len(idx) else None
-                spent += time.perf_counter() - tc; n_last = len(archive); n_clu += 1
-            elapsed = time.perf_counter() - t0
+                reps = _union(seed_reps, _cluster_reps(archive.sample(), policy, seed))
+                _rescore(algo, problem, objectives, reps)  # survivors measured against the new representatives
+                last_cost = time.perf_counter() - tc
+                spent += last_cost; n_last = len(archive); n_clu += 1
             algo.off = None  # the offspring were merged by tell(); not needed to resume (halves the state)
-            archive.commit(algorithm=algo, objectives=objectives, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig,
-                           elapsed=elapsed, reps=reps, n_last=n_last, cluster_seconds=spent, n_clusterings=n_clu)
+            if callback is not None or time.perf_counter() - t_commit >= commit_s:
+                archive.commit(**state()); t_commit = time.perf_counter()
+            elapsed = time.perf_counter() - t0
             row = dict(gen=n_gen, seconds=elapsed, evals=n_evals, triggering=n_trig, unique=len(archive),
                        near_unique=archive.n_near_unique, reps=0 if reps is None else len(reps),
                        best_divergence=float(div.max()))
             hist.append(row)
-            bar.n = min(elapsed, budget_s)
-            bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}, unique={len(archive)}", refresh=False); bar.refresh()
+            if progress:
+                bar.n = min(elapsed, budget_s)
+                bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}, unique={len(archive)}", refresh=False); bar.refresh()
             if callback is not None: callback(row)
+        archive.commit(**state())
+        elapsed = archive.state['elapsed']
     except KeyboardInterrupt:
-        interrupted = True  # the state of the last full generation is on disk
+        interrupted = True  # the state of the last commit is on disk
         archive = Archive(out_dir, sample_size=policy.max_points)
         st = archive.state
         n_evals, n_gen, n_trig, elapsed, spent, n_clu, reps = (st.get(k, 0) for k in
@@ -187,7 +226,9 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
 def random_search(generator:nn.Module, model_a, model_b, # As for `diffgan_search`
                   budget_s:float=60.0, max_evals:int|None=None, out_dir=None,
                   batch:int=100, # Latent vectors per batch (the search's population size)
-                  seed:int=0, device=None, progress:bool=True, label:str='random') -> SearchResult:
+                  seed:int=0, device=None, progress:bool=True, label:str='random',
+                  commit_s:float=5.0 # Commit the archive at most this often (seconds; 0: every batch)
+                 ) -> SearchResult:
     "Random latent sampling (uniform in the generator's bounds) with the same evaluation and archive"
     device = torch.device(device) if device is not None else pick_device()
     G = generator.eval().to(device)
@@ -196,7 +237,7 @@ def random_search(generator:nn.Module, model_a, model_b, # As for `diffgan_searc
     archive = Archive(Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix='latentnb-random-')), resume=False)
     rng = np.random.default_rng(seed)
     n_evals = n_gen = n_trig = 0; hist, t_eval = [], 0.0
-    t0 = time.perf_counter(); bar = _bar(budget_s, progress, label)
+    t0 = t_commit = time.perf_counter(); bar = _bar(budget_s, progress, label)
     while True:
         elapsed = time.perf_counter() - t0
         if elapsed >= budget_s or (max_evals and n_evals >= max_evals): break
@@ -207,9 +248,11 @@ def random_search(generator:nn.Module, model_a, model_b, # As for `diffgan_searc
         trig = (pa.argmax(1) != pb.argmax(1)).cpu()
         n_evals += batch; n_gen += 1; n_trig += int(trig.sum())
         archive.add(u8.cpu()[trig], X[trig.numpy()], pa.cpu()[trig], pb.cpu()[trig], gen=n_gen)
-        archive.commit(n_evals=n_evals)
-        hist.append(dict(gen=n_gen, seconds=time.perf_counter() - t0, evals=n_evals, triggering=n_trig, unique=len(archive)))
-        bar.n = min(hist[-1]['seconds'], budget_s); bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}", refresh=False); bar.refresh()
-    bar.close()
+        if time.perf_counter() - t_commit >= commit_s: archive.commit(n_evals=n_evals); t_commit = time.perf_counter()
+        hist.append(dict(gen=n_gen, seconds=time.perf_counter() - t0, evals=n_evals, triggering=n_trig, unique=len(archive),
+                         near_unique=archive.n_near_unique))
+        if progress:
+            bar.n = min(hist[-1]['seconds'], budget_s); bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}", refresh=False); bar.refresh()
+    archive.commit(n_evals=n_evals); bar.close()
     return SearchResult(archive, n_evals, n_gen, time.perf_counter() - t0, n_trig, history=pd.DataFrame(hist), label=label,
                         eval_seconds=t_eval, session_seconds=time.perf_counter() - t0)

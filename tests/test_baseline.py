@@ -1,7 +1,7 @@
 "Plain behaviour of latentnb.baseline (DRfuzz-style fuzzer) on tiny stand-in models"
 import numpy as np, pytest, torch
 from torch import nn
-from latentnb.baseline import RULES, RuleChain, mutate, drfuzz_search, run_method, count_at, FuzzResult
+from latentnb.baseline import RULES, RuleChain, mutate, mutate_batch, select_prob, drfuzz_search, run_method, count_at, FuzzResult
 from latentnb.archive import Archive
 
 def tiny(seed):
@@ -24,21 +24,37 @@ def test_mutate_rejects_unknown_rule(seeds):
 
 def test_chain_prefers_rewarded_rules():
     ch = RuleChain(('a', 'b', 'c'), p=0.5, rng=np.random.default_rng(1))
-    ch.update(2, 50); ch.uses[:] += 50
+    ch.update(np.array([2]*50 + [0]*50 + [1]*50), np.ones(150), np.r_[np.ones(50), np.zeros(100)])
+    assert list(ch.order()[:1]) == [2]
     visits = np.bincount([ch.next() for _ in range(5000)], minlength=3)/5000
-    assert visits[2] > 0.5 and visits[2] > visits[0] and visits[2] > visits[1]
+    assert visits[2] > 0.4 and visits[2] > visits[0] and visits[2] > visits[1]
     with pytest.raises(ValueError): RuleChain(p=1.5)
+
+def test_select_prob_decays_and_retires():
+    w = select_prob(np.array([0, 20, 0]), np.array([0, 0, 11]))
+    assert w[0] == 1 and abs(w[1] - 0.05) < 1e-9 and w[2] == 0
 
 def test_fuzzer_budget_archive_and_fidelity(seeds, tmp_path):
     r = drfuzz_search(Disc(), tiny(1), tiny(2), seeds, budget_s=30, max_evals=400, out_dir=tmp_path, batch=20,
                       device='cpu', progress=False)
-    assert isinstance(r, FuzzResult) and r.n_evals >= 400 and r.n_mutants == 20*r.n_gen
+    assert isinstance(r, FuzzResult) and r.n_evals >= 400 and r.n_mutants == 10*r.rules.uses.sum()
     got = r.archive.load()
     x = torch.from_numpy(got['images']).float()/255
     assert len(x) == r.unique and (tiny(1)(x).argmax(1) != tiny(2)(x).argmax(1)).all()
-    assert (Disc()(x) >= r.disc_threshold - 1e-6).all()
-    assert r.rules.uses.sum() == r.n_gen and r.rules.new_disagreements.sum() == r.unique
+    src = got['z'][:, 0].astype(int)
+    assert (Disc()(x) >= Disc()(seeds[src]) - 1e-6).all()  # DRfuzz's rule: D(mutant) ≥ D(its seed)
+    assert r.rules.new_disagreements.sum() == r.unique
     assert count_at(r.history, 1e9) == r.unique and count_at(r.history, -1) == 0
+
+def test_mutate_batch_mixes_rules(seeds):
+    m = mutate_batch(seeds[:6], np.array([0, 1, 2, 12, 13, 14]), np.random.default_rng(0))
+    assert m.shape == seeds[:6].shape and 0 <= m.min() and m.max() <= 1
+
+def test_global_fidelity(seeds, tmp_path):
+    r = drfuzz_search(Disc(), tiny(1), tiny(2), seeds, budget_s=30, max_evals=300, out_dir=tmp_path, batch=20,
+                      device='cpu', progress=False, fidelity='global', disc_threshold=0.35)
+    x = torch.from_numpy(r.archive.load()['images']).float()/255
+    assert r.disc_threshold == 0.35 and (Disc()(x) >= 0.35 - 1e-6).all()
 
 def test_resume_reopens_a_finished_run(seeds, tmp_path):
     kw = dict(budget_s=30, max_evals=200, out_dir=tmp_path, batch=20, device='cpu', progress=False)
