@@ -86,3 +86,13 @@ def test_machine_table3_definitions():
     none_valid = lambda x, y: (torch.zeros(4, dtype=torch.bool), torch.ones(4, dtype=torch.bool))
     r = summarise(_fake([100, 130, 150, 166]), 'mnist', 'low', none_valid)
     assert r['pct_valid'] == 0.0 and np.isnan(r['pct_label_preserved'])
+
+
+def test_mean_iterations_on_published_failures():
+    "Table III, MNIST: 4 failures of 99 viable seeds, mean 245.41 = the published failures' own ITER + 95 seeds at the budget, over 99"
+    m = read_mturk(mturk_file('MNIST', load_config('ci')))
+    it = m.query("dataset == 'mnist' and step == 'low' and generator == 'vae'")['iteration'].astype(int).tolist()
+    assert len(it) == 4 and sum(it) == 546
+    r = summarise(_fake(it + [250]*95), 'mnist', 'low')
+    assert r['mean_iterations'] == 245.41 and r['mean_iterations_to_failure'] == 136.5
+    assert round(float(np.mean(it)), 2) != 245.41
