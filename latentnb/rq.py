@@ -207,6 +207,16 @@ def _target(profile, seed, dataset, pair, n_seeds):
         _CACHE[k] = (G, D, a, b, seeds)
     return _CACHE[k]
 
+def _features(profile, seed, dataset, space:str):
+    "DiffGAN's diversity space (`[search] diversity_space`): None for pixels, or the reference classifier's features"
+    if space == 'pixels': return None
+    if space != 'reference': raise ValueError(f"diversity_space must be 'pixels' or 'reference', got {space!r}")
+    from latentnb.config import load_config
+    from latentnb.zoo import reference_classifier
+    k = ('features', profile, dataset)
+    if k not in _CACHE: _CACHE[k] = reference_classifier(dataset, load_config(profile, seed=seed, seed_all=False)).features
+    return _CACHE[k]
+
 def _filter(profile, seed, dataset):
     from latentnb.config import load_config
     k = ('filter', profile, dataset)
@@ -239,7 +249,8 @@ def _job(spec:dict) -> dict:
     kw = {}
     if spec['method'] == 'DiffGAN':
         S = cfg.budget('search')
-        kw = dict(pop_size=S.pop_size, seed_images=seeds[:S.n_seed_images],
+        kw = dict(pop_size=S.pop_size, seed_images=seeds[:S.n_seed_images], restart_gens=S.restart_gens,
+                  features=_features(spec['profile'], spec['seed'], spec['dataset'], S.diversity_space),
                   policy=ReclusterPolicy(reducer=spec['reducer'] or S.reducer, n_epochs=S.umap_epochs, max_points=S.max_points))
     t0 = time.perf_counter()
     res = run_method(spec['method'], G, D, a, b, seeds, spec['budget_s'], spec['out_dir'], resume=spec['resume'],

@@ -98,17 +98,31 @@ def _rescore(algo, problem, objectives, reps):
     "Recompute the survivors' diversity against `reps` (their images ride on the individuals as 'U'), then their rank and crowding"
     P = algo.pop
     if P is None or len(P) == 0 or 'diversity' not in objectives: return
-    U = torch.from_numpy(np.stack(P.get('U', to_numpy=False)))
+    U = torch.from_numpy(np.stack(P.get('U', to_numpy=False))).float()
     F = P.get('F').copy()
-    F[:, objectives.index('diversity')] = -diversity(U.float()/255, reps).double().cpu().numpy()
+    F[:, objectives.index('diversity')] = -diversity(U, reps).double().cpu().numpy()
     P.set('F', F)
     algo.pop = algo.survival.do(problem, P, n_survive=len(P), algorithm=algo, random_state=algo.random_state)
 
-def _cluster_reps(images, policy, seed):
-    "Representatives (float images in [0,1]) of the clusters of `images` (uint8), or None"
+@torch.inference_mode()
+def _embed(u8, features=None, bs:int=1000):
+    "The space diversity is measured in: flattened pixels in [0,1], or `features(images)` (N, D)"
+    x = u8.float()/255
+    if features is None: return x.flatten(1)
+    return torch.cat([features(c).flatten(1).float() for c in x.split(bs)]) if len(x) else x.flatten(1)
+
+def _cluster_reps(images, policy, seed, features=None):
+    "Representatives (in the diversity space, see `_embed`) of the HDBSCAN clusters of `images` (uint8) embedded there, or None"
     if images is None or len(images) == 0: return None
-    idx, _ = representatives(images, policy.reducer, policy.min_cluster_size, policy.n_epochs, seed, policy.selection)
-    return images[torch.as_tensor(idx)].float()/255 if len(idx) else None
+    e = _embed(images, features)
+    idx, _ = representatives(e.cpu(), policy.reducer, policy.min_cluster_size, policy.n_epochs, seed, policy.selection)
+    return e[torch.as_tensor(idx)] if len(idx) else None
+
+def _nsga2(problem, pop_size, seed):
+    algo = NSGA2(pop_size=pop_size, sampling=FloatRandomSampling(), crossover=SBX(prob=0.9, eta=15),
+                 mutation=PM(prob=0.1, eta=20), eliminate_duplicates=True, seed=seed)
+    algo.setup(problem, termination=('n_gen', 10**9))
+    return algo
 
 def _union(a, b):
     if a is None: return b
@@ -130,7 +144,9 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
                    label:str='', # Name of the run in tables
                    seed_images=None, # Real images (N, C, H, W) whose cluster representatives join the archive's (None: none)
                    warm:bool=True, # Pay the reducer's one-off compile (`fitness.warm_up`, once per process) before the clock starts
-                   commit_s:float=5.0 # Commit the resumable state at most this often (seconds; 0: every generation)
+                   commit_s:float=5.0, # Commit the resumable state at most this often (seconds; 0: every generation)
+                   features=None, # Diversity space: None = pixels, or a callable images (N, C, H, W) in [0,1] -> features (N, D)
+                   restart_gens:int=0 # Re-draw the population at random every this many generations, keeping archive and representatives (0: never)
                   ) -> SearchResult:
     "DiffGAN's NSGA-II search for inputs on which `model_a` and `model_b` disagree"
     objectives = tuple([objectives] if isinstance(objectives, str) else objectives)
@@ -156,15 +172,13 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
         reps, n_last, spent, n_clu = st['reps'], st['n_last'], st['cluster_seconds'], st['n_clusterings']
         seed_reps = st.get('seed_reps')
     else:
-        algo = NSGA2(pop_size=pop_size, sampling=FloatRandomSampling(), crossover=SBX(prob=0.9, eta=15),
-                     mutation=PM(prob=0.1, eta=20), eliminate_duplicates=True, seed=seed)
-        algo.setup(problem, termination=('n_gen', 10**9))
+        algo = _nsga2(problem, pop_size, seed)
         n_evals = n_gen = n_trig = n_last = n_clu = 0; elapsed0 = spent = 0.0; reps = seed_reps = None
     hist, interrupted, t_eval, last_cost = [], False, 0.0, 0.0
     t_session = time.perf_counter(); t0 = t_session - elapsed0
     if use_div and seed_images is not None and not st:  # the real images' representatives: inside the budget
         tc = time.perf_counter()
-        seed_reps = _cluster_reps(to_uint8(torch.as_tensor(seed_images))[:policy.max_points], policy, seed)
+        seed_reps = _cluster_reps(to_uint8(torch.as_tensor(seed_images))[:policy.max_points], policy, seed, features)
         reps = seed_reps; spent += time.perf_counter() - tc
     state = lambda: dict(algorithm=algo, objectives=objectives, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig,
                          elapsed=time.perf_counter() - t0, reps=reps, seed_reps=seed_reps, n_last=n_last,
@@ -175,6 +189,7 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
         while True:
             elapsed = time.perf_counter() - t0
             if elapsed >= budget_s or (max_evals and n_evals >= max_evals): break
+            if restart_gens and n_gen and n_gen % restart_gens == 0 and (algo.n_gen or 0) > 1: algo = _nsga2(problem, pop_size, seed + n_gen)
             pop = algo.ask()
             X = pop.get('X')
             te = time.perf_counter()
@@ -184,8 +199,9 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
             div = divergence(pa, pb)
             fit = {'divergence': div}
             if use_div:
-                fit['diversity'] = diversity(u8.float()/255, reps)
-                pop.set('U', list(u8.flatten(1).cpu().numpy()))  # for re-scoring the survivors later
+                emb = _embed(u8, features)
+                fit['diversity'] = diversity(emb, reps)
+                pop.set('U', list(emb.cpu().numpy()))  # for re-scoring the survivors later
             F = -torch.stack([fit[o] for o in objectives], 1).double().cpu().numpy()
             Evaluator().eval(StaticProblem(problem, F=F), pop)
             algo.tell(infills=pop)
@@ -194,7 +210,7 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
             archive.add(u8.cpu()[trig], X[trig.numpy()], pa.cpu()[trig], pb.cpu()[trig], gen=n_gen)
             if use_div and policy.due(len(archive), n_last, time.perf_counter() - t0, spent, last_cost):
                 tc = time.perf_counter()
-                reps = _union(seed_reps, _cluster_reps(archive.sample(), policy, seed))
+                reps = _union(seed_reps, _cluster_reps(archive.sample(), policy, seed, features))
                 _rescore(algo, problem, objectives, reps)  # survivors measured against the new representatives
                 last_cost = time.perf_counter() - tc
                 spent += last_cost; n_last = len(archive); n_clu += 1

@@ -1,7 +1,8 @@
 "Plain behaviour of latentnb.baseline (DRfuzz-style fuzzer) on tiny stand-in models"
 import numpy as np, pytest, torch
 from torch import nn
-from latentnb.baseline import RULES, RuleChain, mutate, mutate_batch, select_prob, drfuzz_search, run_method, count_at, FuzzResult
+from latentnb.baseline import RULES, RuleChain, mutate, mutate_batch, select_prob, drfuzz_search, FuzzResult
+from latentnb.rq import run_method, count_at
 from latentnb.archive import Archive
 
 def tiny(seed):
