@@ -4,12 +4,11 @@
 
 # %% auto #0
 __all__ = ['DATASETS', 'PROXY_NAME', 'MTURK_DIR', 'MTURK_FILES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS',
-           'LatentGenerator', 'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'CGANGenerator', 'build_unet',
-           'train_ddpm', 'DiffusionGenerator', 'VAEGenerator', 'as_classifier', 'check_classifier', 'margin',
-           'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise', 'table3', 'MTurkError',
-           'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'load_cgan', 'load_ddpm', 'load_generator',
-           'load_generators', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier', 'GiftbenchPanel',
-           'control_panel']
+           'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'build_unet', 'train_ddpm', 'as_classifier',
+           'check_classifier', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise',
+           'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'load_cgan', 'load_ddpm',
+           'load_generator', 'load_generators', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier',
+           'GiftbenchPanel', 'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
@@ -29,42 +28,7 @@ from .stats import proportion_test
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import as_blackbox
 from .zoo import predict_proba
-
-# %% ../nbs/80_giftbench.ipynb #fe3edbbb
-class LatentGenerator:
-    "One generator behind the GIFTbench interface: latent shape and bounds, decode, optional class conditioning"
-    name = 'generator'
-    latent_shape:tuple = (100,)
-    bounds:tuple = (-3.0, 3.0)
-    conditional:bool = False
-    n_classes:int = 10
-    steps:dict = {'low': 0.1, 'high': 0.5}
-
-    def candidates(self, labels:torch.Tensor, # Target label of each wanted seed (N,)
-                   g:torch.Generator # Random generator
-                  ) -> torch.Tensor:
-        "Candidate seed latents (N, *latent_shape) for `labels`: prior samples clamped to the bounds"
-        z = torch.randn(len(labels), *self.latent_shape, generator=g)
-        return z.clamp(*self.bounds)
-
-    def _decode(self, z, y): raise NotImplementedError
-
-    @torch.no_grad()
-    def decode(self, z:torch.Tensor, # Latents (N, *latent_shape)
-               y:torch.Tensor|None=None, # Labels (N,), required when conditional
-               bs:int=256 # Batch size
-              ) -> torch.Tensor:
-        "Images (N, 1, 28, 28) in [0,1] for latents `z` (and labels `y`)"
-        if tuple(z.shape[1:]) != tuple(self.latent_shape):
-            raise ValueError(f"{self.name}: latents must have shape (N, {', '.join(map(str, self.latent_shape))}), got {tuple(z.shape)}")
-        if self.conditional and y is None: raise ValueError(f"{self.name} is class-conditional: pass labels y")
-        y = None if y is None else torch.as_tensor(y, dtype=torch.long)
-        outs = [self._decode(z[i:i+bs], None if y is None else y[i:i+bs]) for i in range(0, len(z), bs)]
-        return torch.cat(outs).clamp(0, 1)
-
-    def __repr__(self):
-        return (f"{type(self).__name__}(name={self.name!r}, latent={self.latent_shape}, bounds={self.bounds}, "
-                f"conditional={self.conditional}, steps={self.steps})")
+from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
 class CondGenerator(nn.Module):
@@ -130,15 +94,6 @@ def train_cgan(gan:CGAN, # The pair to train in place
     G.eval(); D.eval()
     return dict(loss_G=round(lg, 4), loss_D=round(ld, 4), epochs=epochs, n_train=n)
 
-# %% ../nbs/80_giftbench.ipynb #685ce148
-class CGANGenerator(LatentGenerator):
-    "The cDCGAN behind the GIFTbench interface (latent 100 Gaussian + label)"
-    name, conditional = 'cgan', True
-    steps = {'low': 0.1, 'high': 0.5}
-    def __init__(self, G:CondGenerator):
-        self.G = G.eval(); self.latent_shape = (G.nz,); self.n_classes = G.n_classes
-    def _decode(self, z, y): return self.G(z.float(), y)
-
 # %% ../nbs/80_giftbench.ipynb #023b5377
 def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
                n_classes:int=10):
@@ -147,8 +102,6 @@ def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution lev
     return UNet2DModel(sample_size=28, in_channels=1, out_channels=1, layers_per_block=1,
                        block_out_channels=tuple(channels), down_block_types=('DownBlock2D',)*len(channels),
                        up_block_types=('UpBlock2D',)*len(channels), num_class_embeds=n_classes, norm_num_groups=8)
-
-def _sched_kw(): return dict(num_train_timesteps=1000, beta_schedule='squaredcos_cap_v2', clip_sample=True)
 
 def train_ddpm(unet, # The UNet to train in place
                x:torch.Tensor, # Images (N,1,28,28) in [0,1]
@@ -159,7 +112,7 @@ def train_ddpm(unet, # The UNet to train in place
                progress:bool=True) -> dict:
     "Train with the DDPM ε-prediction loss; returns the mean loss of the last 10% of steps"
     from diffusers import DDPMScheduler
-    sched = DDPMScheduler(**_sched_kw())
+    sched = DDPMScheduler(**DDPM_SCHEDULE)
     opt = torch.optim.AdamW(unet.parameters(), lr, weight_decay=0.0)
     lrs = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=max(steps, 2), pct_start=0.1)
     unet.train(); losses = []
@@ -173,43 +126,6 @@ def train_ddpm(unet, # The UNet to train in place
     unet.eval()
     tail = losses[-max(1, steps//10):]
     return dict(loss=round(float(np.mean(tail)), 4), steps=steps, n_train=len(x))
-
-class DiffusionGenerator(LatentGenerator):
-    "The class-conditional DDIM sampler behind the GIFTbench interface: latent = initial noise x_T"
-    name, conditional = 'ddpm', True
-    latent_shape = (1, 28, 28)
-    steps = {'low': 0.05, 'high': 0.2}
-    def __init__(self, unet, ddim_steps:int=10):
-        from diffusers import DDIMScheduler
-        self.unet = unet.eval(); self.ddim_steps = ddim_steps
-        self.sched = DDIMScheduler(**_sched_kw()); self.sched.set_timesteps(ddim_steps)
-    def _decode(self, z, y):
-        x = z.float()
-        for t in self.sched.timesteps:
-            eps = self.unet(x, t, class_labels=y).sample
-            x = self.sched.step(eps, t, x, eta=0.0).prev_sample
-        return (x + 1)/2
-
-# %% ../nbs/80_giftbench.ipynb #046e649d
-class VAEGenerator(LatentGenerator):
-    "An (unconditional) VAE behind the GIFTbench interface; seeds are encodings of test images of the target label"
-    name, conditional = 'vae', False
-    steps = {'low': 0.1, 'high': 0.5}
-    def __init__(self, vae, # Object with `.encode(x)->(mu, logvar)`, `.decode(z)->[0,1]`, `.latent_dim`
-                 x:torch.Tensor, # Images the seeds are encoded from (the test split)
-                 y:torch.Tensor # Their labels
-                ):
-        self.vae = vae.eval() if hasattr(vae, 'eval') else vae
-        self.latent_shape = (int(vae.latent_dim),); self.x, self.y = x, y
-    def candidates(self, labels, g):
-        out = []
-        for lab in labels.tolist():
-            pool = (self.y == lab).nonzero().flatten()
-            if len(pool) == 0: raise ValueError(f"vae: no test image of label {lab} to encode a seed from")
-            out.append(pool[torch.randint(len(pool), (1,), generator=g)])
-        with torch.no_grad(): mu, _ = self.vae.encode(self.x[torch.cat(out)])
-        return mu.reshape(len(labels), *self.latent_shape).clamp(*self.bounds)
-    def _decode(self, z, y): return self.vae.decode(z.float()).reshape(len(z), 1, 28, 28)
 
 # %% ../nbs/80_giftbench.ipynb #13c5e7dc
 DATASETS = ('mnist', 'fashion-mnist')
@@ -292,11 +208,10 @@ def giftbench_search(gen:LatentGenerator, # The generator
     t0 = time.time()
     sigma = float(gen.steps[step]) if isinstance(step, str) else float(step)
     g = torch.Generator().manual_seed(seed)
-    lo, hi = gen.bounds
     S, shape = len(z0), tuple(gen.latent_shape); D = int(np.prod(shape))
     y = torch.as_tensor(y).long()
     P = z0.reshape(S, 1, D).float().repeat(1, pop, 1)
-    P[:, 1:] += sigma*torch.randn(S, pop - 1, D, generator=g); P.clamp_(lo, hi)
+    P[:, 1:] += sigma*torch.randn(S, pop - 1, D, generator=g); P = gen.clamp(P)
     active = torch.ones(S, dtype=torch.bool)
     failed = torch.zeros(S, dtype=torch.bool); iters = torch.full((S,), generations)
     z_fail = z0.reshape(S, D).float().clone(); pred = y.clone()
@@ -331,7 +246,7 @@ def giftbench_search(gen:LatentGenerator, # The generator
         point = torch.randint(1, max(D, 2), (n, nc, 1), generator=g)
         do_cx = torch.rand(n, nc, 1, generator=g) < cx
         kids = torch.where(do_cx & (torch.arange(D) >= point), p2, p1)
-        kids = (kids + sigma*torch.randn(n, nc, D, generator=g)).clamp(lo, hi)
+        kids = gen.clamp(kids + sigma*torch.randn(n, nc, D, generator=g))
         P[idx] = torch.cat([elites, kids], 1)
         if callback: callback(it, int(active.sum()))
     if callback: callback(generations, 0)
@@ -518,12 +433,12 @@ def load_generator(dataset:str, # 'mnist' or 'fashion-mnist'
     "The trained generator `kind` of `dataset` behind the GIFTbench interface"
     if dataset not in DATASETS: raise ValueError(f"Unknown dataset {dataset!r}; accepted: {', '.join(DATASETS)}")
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('giftbench')
-    if kind == 'cgan': return CGANGenerator(load_cgan(dataset, cfg, progress).G)
-    if kind == 'ddpm': return DiffusionGenerator(load_ddpm(dataset, cfg, progress), int(B.ddim_steps))
+    if kind == 'cgan': return cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan')
+    if kind == 'ddpm': return ddim_generator(load_ddpm(dataset, cfg, progress), int(B.ddim_steps), name='ddpm')
     if kind == 'vae':
         from latentnb.vae import load_vae  # notebook 50
         x, y = load_dataset(dataset, 'test')
-        return VAEGenerator(load_vae(dataset, cfg=cfg, progress=progress), x, y)
+        return vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-3.0, 3.0), seed_images=(x, y))
     raise ValueError(f"Unknown generator {kind!r}; accepted: {', '.join(GENERATORS)}")
 
 def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True) -> dict:

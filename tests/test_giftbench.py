@@ -1,16 +1,19 @@
 "Plain behaviour of latentnb.giftbench: fitness, the GA on a toy generator, classifier checks, Table III."
 import pytest, torch, torch.nn as nn, torch.nn.functional as F
-from latentnb.giftbench import (LatentGenerator, margin, viable_seeds, giftbench_search, check_classifier,
-                                as_classifier, summarise, table3, CGANGenerator, CondGenerator)
+from latentnb.generators import LatentGenerator, cgan_generator
+from latentnb.giftbench import (margin, viable_seeds, giftbench_search, check_classifier, as_classifier, summarise, table3,
+                                CondGenerator)
 
 def toy_clf(x):
     m = torch.as_tensor(x).float().mean((1, 2, 3))*10
     return F.softmax(-(m[:, None] - torch.arange(10.))**2*5, 1)
 
-class ToyGen(LatentGenerator):
-    name, latent_shape, conditional, steps = 'toy', (2,), False, {'low': 1e-4, 'high': 0.5}
+class _Toy(LatentGenerator):
     def candidates(self, labels, g): return (labels.float()/10*6 - 3)[:, None].repeat(1, 2)
-    def _decode(self, z, y): return ((z[:, :1] + 3)/6)[:, :, None, None].expand(-1, 1, 28, 28)
+
+def ToyGen():
+    return _Toy('toy', lambda z, y: ((z[:, :1] + 3)/6)[:, :, None, None].expand(-1, 1, 28, 28), (2,), 'normal', (-3.0, 3.0),
+                steps={'low': 1e-4, 'high': 0.5})
 
 def test_margin_sign():
     m = margin(torch.tensor([[.6, .3, .1], [.2, .5, .3]]), torch.tensor([0, 2]))
@@ -38,7 +41,7 @@ def test_classifier_checks():
     with pytest.raises(FileNotFoundError): as_classifier('/nonexistent/model.pt')
 
 def test_cgan_generator_shapes():
-    gen = CGANGenerator(CondGenerator(ngf=8).eval())
+    gen = cgan_generator(CondGenerator(ngf=8), 'cgan')
     z = gen.candidates(torch.arange(3), torch.Generator().manual_seed(0))
     x = gen.decode(z, torch.arange(3))
     assert x.shape == (3, 1, 28, 28) and 0 <= x.min() and x.max() <= 1
