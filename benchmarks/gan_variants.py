@@ -26,7 +26,8 @@ import torch.nn.functional as F
 
 from latentnb.config import load_config
 from latentnb.gan import Generator, Discriminator, gan_training_set, generate, init_dcgan, sample_z
-from latentnb.zoo import predict_proba, reference_classifier
+from latentnb.zoo import reference_classifier
+from latentnb.blackbox import predict_proba
 
 
 class DeepG(Generator):

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from .archive import Archive, to_uint8
 from .blackbox import as_blackbox, check_pair
 from .config import pick_device
-from .search import SearchResult, _bar
+from .strategies import SearchResult, _bar
 from .validity import disc_scores
 
 # %% ../nbs/40_baseline.ipynb #6308cb21

@@ -21,7 +21,8 @@ from tqdm.auto import tqdm
 from .config import load_config
 from .data import load_dataset, augment_dataset, dataset_info
 from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff, stale_message, record_spec
-from .zoo import reference_classifier, predict_proba
+from .zoo import reference_classifier
+from .blackbox import predict_proba
 
 # %% ../nbs/11_gan.ipynb #5bcc0e18
 GAN_ARCH = 2  # version of the layouts below, kept in checkpoint manifests (1: two-conv D with a linear head)

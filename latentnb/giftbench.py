@@ -4,11 +4,11 @@
 
 # %% auto #0
 __all__ = ['DATASETS', 'PROXY_NAME', 'MTURK_DIR', 'MTURK_FILES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS',
-           'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'build_unet', 'train_ddpm', 'as_classifier',
-           'check_classifier', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise',
-           'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'load_cgan', 'load_ddpm',
-           'load_generator', 'load_generators', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier',
-           'GiftbenchPanel', 'control_panel']
+           'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'build_unet', 'train_ddpm', 'margin',
+           'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise', 'table3', 'MTurkError',
+           'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'load_cgan', 'load_ddpm', 'load_generator',
+           'load_generators', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier', 'GiftbenchPanel',
+           'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
@@ -26,8 +26,8 @@ from .config import load_config
 from .data import load_dataset, verify_sha256
 from .stats import proportion_test
 from .checkpoints import load_or_train, checkpoint_entry
-from .blackbox import as_blackbox
-from .zoo import predict_proba
+from .blackbox import check_model, predict_proba
+from .strategies import gift_offspring
 from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
@@ -130,31 +130,6 @@ def train_ddpm(unet, # The UNet to train in place
 # %% ../nbs/80_giftbench.ipynb #13c5e7dc
 DATASETS = ('mnist', 'fashion-mnist')
 
-def as_classifier(obj, # A zoo `nn.Module` (logits), a TorchScript file path, or a callable returning probabilities
-                  dataset:str='mnist', # The dataset it must fit
-                  n_classes:int=10):
-    "`obj` as a black box returning probabilities (N, K), checked against `dataset`'s input shape and class count"
-    if isinstance(obj, (str, Path)) and not Path(obj).exists():
-        raise FileNotFoundError(f"Classifier file {obj} does not exist (expected a TorchScript .pt file)")
-    if not (isinstance(obj, nn.Module) or callable(obj) or isinstance(obj, (str, Path))):
-        raise TypeError(f"Cannot use {type(obj).__name__} as a classifier: pass an nn.Module, a TorchScript path or a callable")
-    bb = as_blackbox(obj)
-    check_classifier(bb, dataset, n_classes)
-    return bb
-
-def check_classifier(bb, dataset:str='mnist', n_classes:int=10, shape=(1, 28, 28)):
-    "Probe `bb` with two dataset-shaped images; raise a clear error if it does not fit"
-    probe = torch.rand(2, *shape)
-    try: p = torch.as_tensor(bb(probe))
-    except Exception as e:
-        raise ValueError(f"The classifier does not accept {dataset} images shaped (N, {', '.join(map(str, shape))}) "
-                         f"with values in [0,1]: {type(e).__name__}: {e}") from e
-    if p.ndim != 2 or p.shape[0] != 2:
-        raise ValueError(f"The classifier must return (N, {n_classes}) scores for N images; for N=2 it returned shape {tuple(p.shape)}")
-    if p.shape[1] != n_classes:
-        raise ValueError(f"The classifier has {p.shape[1]} classes but {dataset} has {n_classes}")
-    return True
-
 # %% ../nbs/80_giftbench.ipynb #28320145
 def margin(p:torch.Tensor, # Probabilities (N, K)
            y:torch.Tensor # Expected labels (N,)
@@ -234,20 +209,8 @@ def giftbench_search(gen:LatentGenerator, # The generator
             if it == generations:  # budget exhausted: report the best (lowest-margin) individual
                 for j in keep.nonzero().flatten().tolist(): z_fail[idx[j]] = P[idx[j], M[j].argmin()]
             continue
-        idx, M = idx[keep], M[keep]; n = len(idx); Pa = P[idx]
-        order = M.argsort(1)
-        elites = Pa.gather(1, order[:, :elite, None].expand(-1, -1, D))
-        nc = pop - elite
-        def tournament():
-            a, b = torch.randint(pop, (n, nc), generator=g), torch.randint(pop, (n, nc), generator=g)
-            return torch.where(M.gather(1, a) <= M.gather(1, b), a, b)
-        p1 = Pa.gather(1, tournament()[..., None].expand(-1, -1, D))
-        p2 = Pa.gather(1, tournament()[..., None].expand(-1, -1, D))
-        point = torch.randint(1, max(D, 2), (n, nc, 1), generator=g)
-        do_cx = torch.rand(n, nc, 1, generator=g) < cx
-        kids = torch.where(do_cx & (torch.arange(D) >= point), p2, p1)
-        kids = gen.clamp(kids + sigma*torch.randn(n, nc, D, generator=g))
-        P[idx] = torch.cat([elites, kids], 1)
+        idx, M = idx[keep], M[keep]
+        P[idx] = gift_offspring(P[idx], M, elite, cx, sigma, g, gen.clamp)   # elite, tournament, crossover, mutation (notebook 08)
         if callback: callback(it, int(active.sum()))
     if callback: callback(generations, 0)
     zf = z_fail.view(S, *shape)
@@ -527,7 +490,7 @@ class GiftbenchPanel:
 
     def _classifier(self, dataset):
         f = self.clf_file.value.strip()
-        return as_classifier(f if f else self._clf(dataset), dataset), (Path(f).stem if f else 'zoo-pair1-A')
+        return check_model(f if f else self._clf(dataset), data=dataset), (Path(f).stem if f else 'zoo-pair1-A')
 
     def run(self):
         "Handler of the Run button: load, search, show the table and the gallery"

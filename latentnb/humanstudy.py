@@ -20,7 +20,7 @@ from torch import nn
 
 from .config import load_config
 from .data import verify_sha256
-from .zoo import predict_proba
+from .blackbox import predict
 from .sinvad import latent_space, ga_search
 from .stats import compare, welch_test, cliffs_delta
 
@@ -82,7 +82,7 @@ def _fgsm_min_eps(clf, x, target, eps_list):
     for eps in eps_list:
         atk = torchattacks.FGSM(clf, eps=eps); atk.set_mode_targeted_by_label(quiet=True)
         adv = atk(x, target)
-        hit = (predict_proba(clf, adv).argmax(1) == target) & ~done
+        hit = (predict(clf, adv) == target) & ~done
         out[hit], eps_used[hit], done = adv[hit], eps, done | hit
     rest = ~done
     out[rest] = adv[rest]; eps_used[rest] = eps_list[-1]   # largest ε when none reaches the target
@@ -100,7 +100,7 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
     "SINVAD + FGSM + C&W images on the same source/target boundary for each seed, plus real attention checks, shuffled with anonymous ids"
     import torchattacks
     clf = clf.eval()
-    ok = torch.nonzero(predict_proba(clf, x).argmax(1) == y)[:, 0]
+    ok = torch.nonzero(predict(clf, x) == y)[:, 0]
     g = torch.Generator().manual_seed(seed)
     pool = ok[torch.randperm(len(ok), generator=g)]
     r = ga_search(latent_space(vae), clf, x[pool[:3*n_seeds]], pop=pop, gens=gens, seed=seed)
@@ -111,7 +111,7 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
     x_fgsm, hit_fgsm, _ = _fgsm_min_eps(clf, xs, tgt, list(fgsm_eps))
     cw = torchattacks.CW(clf, c=cw_c, kappa=0, steps=cw_steps, lr=cw_lr); cw.set_mode_targeted_by_label(quiet=True)
     x_cw = cw(xs, tgt)
-    hit_cw = predict_proba(clf, x_cw).argmax(1) == tgt
+    hit_cw = predict(clf, x_cw) == tgt
     rows, imgs = [], []
     for m, xi, hit in (('sinvad', r.x[keep], torch.ones(len(keep), dtype=torch.bool)), ('fgsm', x_fgsm, hit_fgsm), ('cw', x_cw, hit_cw)):
         rows += [dict(method=m, seed=int(s), source=int(a), target=int(b), reached=bool(h)) for s, a, b, h in zip(sidx, src, tgt, hit)]

@@ -45,8 +45,9 @@ def _reopen(out_dir:Path, key:dict, stale:str='rerun'):
 
 def code_version(method:str) -> str:
     "A hash of the source of the modules a method's runs depend on (a finished run of other code is not reopened)"
-    import inspect, latentnb.archive, latentnb.search, latentnb.fitness, latentnb.baseline
-    mods = (latentnb.search, latentnb.fitness, latentnb.archive) if method == 'DiffGAN' else (latentnb.baseline, latentnb.archive)
+    import inspect, latentnb.archive, latentnb.search, latentnb.strategies, latentnb.generators, latentnb.fitness, latentnb.baseline
+    mods = ((latentnb.search, latentnb.strategies, latentnb.generators, latentnb.fitness, latentnb.archive) if method == 'DiffGAN'
+            else (latentnb.baseline, latentnb.archive))
     return hashlib.blake2b(''.join(inspect.getsource(m) for m in mods).encode(), digest_size=8).hexdigest()
 
 def run_method(method:str, # 'DiffGAN' or 'DRfuzz'

@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['AUG_STRENGTHS', 'OPTIMIZERS', 'ARCHS', 'PAIRS', 'CIFAR_PAIRS', 'REFERENCE', 'ZOO_CODE', 'ConvNet4', 'ConvNet7',
            'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'resnet18_cifar', 'ResNet20', 'InceptionSmall', 'random_affine',
-           'module_device', 'fit_classifier', 'predict_proba', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs',
-           'zoo_spec', 'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
+           'module_device', 'fit_classifier', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs', 'zoo_spec',
+           'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
 
 # %% ../nbs/10_zoo.ipynb #a6389ed0
 import math, os, time
@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from .config import load_config
 from .data import load_dataset, dataset_info
 from .checkpoints import load_or_train, checkpoint_entry
+from .blackbox import predict_proba, predict
 
 # %% ../nbs/10_zoo.ipynb #b789445b
 def _convs(chans, # Channel counts, first = input channels
@@ -208,21 +209,9 @@ def fit_classifier(model:nn.Module, # Classifier returning logits
     bar.close(); model.eval()
     return {'loss': hist}
 
-@torch.no_grad()
-def predict_proba(model:nn.Module, # Classifier returning logits
-                  x:torch.Tensor, # Images (N, C, H, W) in [0,1]
-                  bs:int=512 # Batch size
-                 ) -> torch.Tensor:
-    "Softmax probabilities `(N, K)` (on the CPU), computed in eval mode"
-    was = model.training; model.eval()
-    dev = module_device(model)
-    out = torch.cat([F.softmax(model(x[i:i+bs].to(dev)).float(), 1).cpu() for i in range(0, len(x), bs)]) if len(x) else torch.zeros(0, 10)
-    model.train(was)
-    return out
-
 def accuracy(model:nn.Module, x:torch.Tensor, y:torch.Tensor) -> float:
     "Fraction of `x` whose predicted label is `y` (in [0, 1])"
-    return (predict_proba(model, x).argmax(1) == y.cpu()).float().mean().item()
+    return (predict(model, x) == y.cpu()).float().mean().item()
 
 # %% ../nbs/10_zoo.ipynb #5ece0fdd
 ARCHS = {'ConvNet4': ConvNet4, 'ConvNet7': ConvNet7, 'LeNet5': LeNet5, 'AlexNetSmall': AlexNetSmall,
@@ -366,7 +355,7 @@ def zoo_table(dataset:str, # Dataset whose four pairs are tabulated
     specs, rows = pair_specs(dataset), []
     for k in pairs:
         ma, mb = load_pair(dataset, k, cfg)
-        pa, pb = predict_proba(ma, xt).argmax(1), predict_proba(mb, xt).argmax(1)
+        pa, pb = predict(ma, xt), predict(mb, xt)
         ti = int((pa != pb).sum())
         for ab, m, p, s in (('a', ma, pa, _trained_spec(f'{dataset}-p{k}-a', specs[k].a, cfg)), ('b', mb, pb, _trained_spec(f'{dataset}-p{k}-b', specs[k].b, cfg))):
             rows.append(dict(pair=k, variation=specs[k].variation, model=f'{dataset}-p{k}-{ab}', architecture=s.arch,

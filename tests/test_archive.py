@@ -55,6 +55,7 @@ def test_near_duplicate_rule():
 def _toys():
     torch.manual_seed(0)
     G = nn.Sequential(nn.Linear(100, 784), nn.Sigmoid(), nn.Unflatten(1, (1, 28, 28))).eval()
+    G.nz, G.z_bounds = 100, (-1.0, 1.0)  # the DCGAN contract `as_generator` recognises
     a = nn.Sequential(nn.Flatten(), nn.Linear(784, 10)).eval()
     b = nn.Sequential(nn.Flatten(), nn.Linear(784, 10)).eval()
     return G, a, b

@@ -1,10 +1,10 @@
-"The black-box contract: three kinds of models, the softmax rule and the errors."
+"The black-box contract: three kinds of models, the softmax rule, the errors, the batched helpers and the probe check."
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from latentnb.blackbox import BlackBoxError, as_blackbox, check_pair, to_probabilities
+from latentnb.blackbox import BlackBoxError, as_blackbox, check_pair, to_probabilities, predict_proba, predict, check_model
 
 
 def _net(k=10, seed=0):
@@ -54,3 +54,31 @@ def test_bad_objects():
         as_blackbox(3.0)
     with pytest.raises(FileNotFoundError):
         as_blackbox('/no/such/model.pt')
+
+
+def test_predict_proba_batches_on_cpu_and_keeps_training_mode():
+    torch.manual_seed(0)
+    net, x = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4*26*26, 10)), torch.rand(9, 1, 28, 28)
+    with torch.no_grad(): logits = net.eval()(x)
+    net.train()
+    p = predict_proba(net, x, bs=4)
+    assert net.training and p.device == torch.device('cpu') and not p.requires_grad
+    assert torch.allclose(p, torch.softmax(logits, 1), atol=1e-6)
+    assert torch.equal(predict(net, x, bs=4), p.argmax(1))
+    assert predict_proba(net, x[:0]).shape == (0, 10)
+    assert predict_proba(lambda a: np.eye(3)[np.arange(len(a)) % 3], x, bs=2).shape == (9, 3)  # any black box
+
+
+def test_check_model():
+    assert check_model(_net(10)).n_classes == 10
+    with pytest.raises(BlackBoxError, match='answers 3 classes but mnist has 10'):
+        check_model(_net(3), data='mnist')
+    with pytest.raises(BlackBoxError, match='does not fit mnist.*rejected an input of shape'):
+        check_model(nn.Sequential(nn.Flatten(), nn.Linear(10, 10)), data='mnist')
+    with pytest.raises(BlackBoxError, match='non-finite'):
+        check_model(lambda a: np.full((len(a), 10), np.nan))
+    with pytest.raises(FileNotFoundError):
+        check_model('/no/such/model.pt')
+    net = _net(10); state = torch.random.get_rng_state()
+    check_model(net, shape=(1, 28, 28))
+    assert torch.equal(state, torch.random.get_rng_state())  # the probe leaves the caller's random stream alone

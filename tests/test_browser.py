@@ -85,6 +85,30 @@ def lab(tmp_path):
     finally:
         stop(proc); log.close()
 
+def check_class_picker(page, ex):
+    "The class pickers: hidden for an unconditional generator, shown for the cGAN; a new class A redraws the strip"
+    classes, gen = ex.locator('.latentnb-classes'), ex.locator('.latentnb-generator select')
+    first = gen.input_value()
+    assert classes.is_hidden(), f"the class pickers show for the unconditional generator {first!r}"
+    options = gen.locator('option').evaluate_all('os => os.map(o => o.value)')   # values are the labels (texts use &nbsp;)
+    cgan = next((o for o in options if o.startswith('cGAN')), None)
+    assert cgan, f"the generator dropdown offers no conditional GAN: {options}"
+    gen.select_option(value=cgan)
+    classes.wait_for(state='visible', timeout=30_000)
+    strip, status = ex.locator('img.latentnb-strip'), ex.locator('.latentnb-status')
+    page.wait_for_function('([el, g]) => el.innerText.startsWith(g)', arg=[status.element_handle(), cgan], timeout=30_000)
+    src0, shot0 = strip.get_attribute('src'), strip.screenshot()
+    pick_a = ex.locator('.latentnb-class-a select')
+    new = '7' if pick_a.input_value() != '7' else '2'   # the class names: '0'..'9' in the notebook
+    pick_a.select_option(value=new)
+    page.wait_for_function('([el, s]) => el.getAttribute("src") !== s', arg=[strip.element_handle(), src0], timeout=30_000)
+    page.wait_for_timeout(500)
+    assert strip.screenshot() != shot0, "the strip did not change after picking another class A"
+    assert f'classes A = {new}' in status.inner_text(), f"the status does not name class A = {new}: {status.inner_text()}"
+    ex.screenshot(path=str(FIGS/'browser_explorer_classes.png'))
+    gen.select_option(value=first)                       # back to the unconditional generator: the pickers hide
+    classes.wait_for(state='hidden', timeout=30_000)
+
 def test_exploration_notebook_in_jupyterlab(playwright, lab):
     FIGS.mkdir(exist_ok=True)
     browser = launch(playwright)
@@ -131,6 +155,7 @@ def test_exploration_notebook_in_jupyterlab(playwright, lab):
         assert abs(t1 - t0) > 0.4, f"the slider did not move: t {t0} -> {t1}"
         assert shot1 != shot0, "the decoded image did not change after moving t"
         assert text1 != text0, "the labels/probabilities did not change after moving t"
+        check_class_picker(page, ex)
     except Exception:
         try: page.screenshot(path=str(FIGS/'browser_failure.png'))
         except Exception: pass

@@ -1,7 +1,8 @@
 "Plain behaviour of latentnb.zoo: architectures, training loop, TorchScript export (no dataset, no checkpoints)"
 import pytest, torch
+from latentnb.blackbox import predict_proba
 from latentnb.zoo import (ConvNet4, ConvNet7, LeNet5, AlexNetSmall, ReferenceCNN, ResNet20, InceptionSmall, resnet18_cifar,
-                          fit_classifier, predict_proba, accuracy, export_torchscript, PAIRS, CIFAR_PAIRS, pair_specs, load_pair)
+                          fit_classifier, accuracy, export_torchscript, PAIRS, CIFAR_PAIRS, pair_specs, load_pair)
 
 GRAY = [ConvNet4, ConvNet7, LeNet5, AlexNetSmall, ReferenceCNN]
 
@@ -47,6 +48,13 @@ def test_fit_predict_accuracy_deterministic():
     assert torch.equal(runs[0], runs[1])
     assert torch.allclose(runs[0].sum(1), torch.ones(64), atol=1e-5)
     assert 0 <= accuracy(m, x, y) <= 1
+
+@pytest.mark.parametrize('cls', GRAY)
+def test_predict_proba_is_softmax_of_logits(cls):
+    torch.manual_seed(0); m, x = cls(), torch.rand(40, 1, 28, 28)
+    with torch.no_grad(): logits = m.eval()(x)
+    m.train()
+    assert torch.equal(predict_proba(m, x, bs=16), torch.softmax(logits, 1)) and m.training
 
 @pytest.mark.parametrize('cls', GRAY)
 def test_torchscript_same_outputs(cls, tmp_path):
