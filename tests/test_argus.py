@@ -85,3 +85,76 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="accepted: argus, -2D, -VQ"): load_argus('mnist', 0.1, 'full')
     with pytest.raises(ValueError, match="accepted: lenet4, lenet5"): load_lenet('mnist', 'lenet1')
     with pytest.raises(ValueError, match=r"shaped \(N, 1, 28, 28\)"): VQVAE().encode(torch.rand(1, 1, 8, 8))
+
+
+def test_quantising_other_codes_leaves_codebook_statistics(model):
+    model.train()
+    model.losses(torch.rand(8, 1, 28, 28))                     # initialises from encoder outputs
+    u0, c0 = model.vq.usage.clone(), model.vq.codebook.detach().clone()
+    model.quantize(50*torch.randn(8, 8, 7, 7))                  # e.g. interpolated codes, training mode
+    assert torch.equal(model.vq.usage, u0) and torch.equal(model.vq.codebook.detach(), c0)
+
+
+def test_step_schedule_decays_lr(model):
+    from latentnb.argus import train_argus
+    x, y = torch.rand(32, 1, 28, 28), torch.arange(32) % 10
+    logs = train_argus(model, x, y, epochs=3, bs=16, adversarial=False, lr=1e-3, lr_step=1, lr_gamma=0.1, progress=False)
+    assert math.isclose(logs['lr'], 1e-5, rel_tol=1e-6)
+    assert next(model.parameters()).device.type == 'cpu'
+
+
+def test_partner_draws_per_other_class_and_chunks():
+    from latentnb.argus import partner_draws
+    ys, yp = torch.tensor([0, 3, 3]), torch.arange(50) % 10
+    chunks = list(partner_draws(ys, yp, n_partners=40, seed=0, bs=100))
+    assert all(len(s) <= 100 for s, _ in chunks)
+    si, pj = torch.cat([s for s, _ in chunks]), torch.cat([p for _, p in chunks])
+    assert torch.bincount(si).tolist() == [360]*3
+    for i in range(3):
+        other = yp[pj[si == i]]
+        assert (other != ys[i]).all() and torch.bincount(other, minlength=10)[other.unique()].eq(40).all()
+
+
+def test_streaming_metrics_match_materialised_and_net_below_raw(model):
+    from latentnb.argus import argus_eval, argus_metrics, reconstruct
+    from latentnb.zoo import LeNet5
+    torch.manual_seed(0)
+    xs, ys = torch.rand(12, 1, 28, 28), torch.arange(12) % 10
+    xp, yp = torch.rand(60, 1, 28, 28), torch.arange(60) % 10
+    clf = LeNet5().eval()
+    # a classifier that gets every seed right: answers with the label hidden in the top-left pixel
+    class Pix(torch.nn.Module):
+        def forward(self, x): return F.one_hot((x[:, 0, 0, 0]*10).round().long().clamp(0, 9), 10).float()
+    xs[:, 0, 0, 0] = ys/10
+    ev = argus_eval(model, {'pix': Pix(), 'lenet': clf}, xs, ys, xp, yp, lam=0.3, n_partners=4, seed=2, bs=50)
+    gen = generate(model, xs, ys, xp, yp, lam=0.3, n_partners=4, seed=2)
+    ref = argus_metrics(gen, xs, ys, Pix(), reconstruct(model, xs))
+    for k, v in ref.items():
+        if v == v: assert math.isclose(ev['metrics']['pix'][k], v, rel_tol=1e-5, abs_tol=1e-6), k
+    for r in ev['metrics'].values():
+        assert r['error_rate_net'] <= r['error_rate'] and r['success_rate_net'] <= r['success_rate']
+        assert r['label_diversity_net'] <= r['label_diversity'] and r['n_inputs'] == r['n_seeds']*36
+
+
+def test_retraining_selections_are_exact():
+    from latentnb.argus import pick_per_class, balanced_holdout
+    y = torch.arange(1000) % 10
+    pick, rest = balanced_holdout(y, 100, seed=1)
+    assert torch.bincount(y[pick]).tolist() == [100]*10 and len(rest) == 0
+    with pytest.raises(ValueError, match='needed'): balanced_holdout(y, 101)
+    gen = dict(x=torch.rand(300, 1, 28, 28), label=torch.arange(300) % 10)
+    xa, ya, frac = pick_per_class(gen, per_class=30, seed=0)
+    assert torch.bincount(ya).tolist() == [30]*10 and math.isnan(frac)
+    with pytest.raises(ValueError, match='needed'): pick_per_class(gen, per_class=31)
+
+
+def test_checkpoints_record_the_training_spec(tmp_path, monkeypatch):
+    from latentnb.config import load_config
+    from latentnb.checkpoints import checkpoint_entry
+    from latentnb.argus import load_vqvae
+    monkeypatch.setenv('LATENTNB_CKPT_DIR', str(tmp_path))
+    cfg = load_config('ci', seed_all=False)
+    load_vqvae('mnist', cfg=cfg)
+    spec = checkpoint_entry('mnist-argus-vqvae', cfg=cfg)['spec']
+    B = cfg.budget('argus')
+    assert spec['lr'] == B.lr and spec['epochs'] == B.pre_epochs and spec['lr_gamma'] == B.lr_gamma and spec['code'].startswith('argus-')
