@@ -4,11 +4,12 @@
 
 # %% auto #0
 __all__ = ['DATASETS', 'PROXY_NAME', 'MTURK_DIR', 'MTURK_FILES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS',
-           'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'build_unet', 'train_ddpm', 'margin',
-           'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise', 'table3', 'MTurkError',
-           'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'load_cgan', 'load_ddpm', 'load_generator',
-           'load_generators', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier', 'GiftbenchPanel',
-           'control_panel']
+           'CGAN_ARCH', 'DDPM_ARCH', 'CondBatchNorm2d', 'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan',
+           'GuidedUNet', 'build_unet', 'train_ddpm', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search',
+           'proxy_oracle', 'summarise', 'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3',
+           'table3_tests', 'cgan_spec', 'ddpm_spec', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators',
+           'sample_quality', 'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier',
+           'image_table', 'status_line', 'GiftbenchPanel', 'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
@@ -31,36 +32,48 @@ from .strategies import gift_offspring
 from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
+class CondBatchNorm2d(nn.Module):
+    "Conditional batch norm: batch norm without its own affine, then a gain and a bias per class"
+    def __init__(self, ch:int, n_classes:int):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(ch, affine=False)
+        self.gain, self.bias = nn.Embedding(n_classes, ch), nn.Embedding(n_classes, ch)
+        nn.init.ones_(self.gain.weight); nn.init.zeros_(self.bias.weight)
+    def forward(self, x, y): return self.bn(x)*self.gain(y)[:, :, None, None] + self.bias(y)[:, :, None, None]
+
 class CondGenerator(nn.Module):
-    "cDCGAN generator: (z (N,100), y (N,)) -> images (N,1,28,28) in [0,1]"
+    "cGAN generator: (z (N,nz), y (N,)) -> images (N,1,28,28) in [0,1]; the label enters as an embedding next to z and through conditional batch norm"
     def __init__(self, nz:int=100, n_classes:int=10, ngf:int=64):
         super().__init__()
-        self.nz, self.n_classes = nz, n_classes
-        self.emb = nn.Embedding(n_classes, 10)
-        self.fc = nn.Sequential(nn.Linear(nz + 10, 2*ngf*7*7), nn.BatchNorm1d(2*ngf*7*7), nn.ReLU(True))
-        self.net = nn.Sequential(
-            nn.ConvTranspose2d(2*ngf, ngf, 4, 2, 1), nn.BatchNorm2d(ngf), nn.ReLU(True),   # 14x14
-            nn.ConvTranspose2d(ngf, 1, 4, 2, 1), nn.Sigmoid())                          # 28x28
-        self.ngf = ngf
+        self.nz, self.n_classes, self.ngf = nz, n_classes, ngf
+        self.emb = nn.Embedding(n_classes, 16)
+        self.fc = nn.Linear(nz + 16, 2*ngf*7*7); self.bn0 = CondBatchNorm2d(2*ngf, n_classes)            # 7x7
+        self.up1 = nn.ConvTranspose2d(2*ngf, ngf, 4, 2, 1); self.bn1 = CondBatchNorm2d(ngf, n_classes)      # 14x14
+        self.up2 = nn.ConvTranspose2d(ngf, ngf//2, 4, 2, 1); self.bn2 = CondBatchNorm2d(ngf//2, n_classes)  # 28x28
+        self.out = nn.Conv2d(ngf//2, 1, 3, 1, 1)
     def forward(self, z, y):
-        h = self.fc(torch.cat([z, self.emb(y)], 1)).view(len(z), 2*self.ngf, 7, 7)
-        return self.net(h)
+        h = F.relu(self.bn0(self.fc(torch.cat([z, self.emb(y)], 1)).view(len(z), 2*self.ngf, 7, 7), y))
+        h = F.relu(self.bn1(self.up1(h), y))
+        return torch.sigmoid(self.out(F.relu(self.bn2(self.up2(h), y))))
 
 class CondDiscriminator(nn.Module):
-    "cDCGAN discriminator: (x (N,1,28,28) in [0,1], y (N,)) -> (N,) logits, higher = more real"
+    "Projection discriminator with an auxiliary classifier head: (x (N,1,28,28) in [0,1], y (N,)) -> (N,) logits, higher = more real"
     def __init__(self, n_classes:int=10, ndf:int=64):
         super().__init__()
         self.n_classes = n_classes
-        self.net = nn.Sequential(
-            nn.Conv2d(1 + n_classes, ndf, 4, 2, 1), nn.LeakyReLU(0.2, True),              # 14x14
-            nn.Conv2d(ndf, 2*ndf, 4, 2, 1), nn.BatchNorm2d(2*ndf), nn.LeakyReLU(0.2, True),  # 7x7
-            nn.Flatten(), nn.Linear(2*ndf*7*7, 1))
-    def forward(self, x, y):
-        planes = F.one_hot(y, self.n_classes).float()[:, :, None, None].expand(-1, -1, *x.shape[2:])
-        return self.net(torch.cat([x*2 - 1, planes], 1)).squeeze(1)
+        self.body = nn.Sequential(
+            nn.Conv2d(1, ndf, 4, 2, 1), nn.LeakyReLU(0.2, True),              # 14x14
+            nn.Conv2d(ndf, 2*ndf, 4, 2, 1), nn.LeakyReLU(0.2, True),          # 7x7
+            nn.Conv2d(2*ndf, 2*ndf, 3, 1, 1), nn.LeakyReLU(0.2, True), nn.Flatten())
+        nf = 2*ndf*7*7
+        self.lin, self.embed, self.aux = nn.Linear(nf, 1), nn.Embedding(n_classes, nf), nn.Linear(nf, n_classes)
+    def forward(self, x, y, with_aux:bool=False):
+        h = self.body(x*2 - 1)
+        out = self.lin(h).squeeze(1) + (self.embed(y)*h).sum(1)     # projection: <embed(y), h>
+        return (out, self.aux(h)) if with_aux else out
 
 class CGAN(nn.Module):
-    "Generator and discriminator kept in one checkpoint"
+    "Generator and discriminator kept in one checkpoint (after training `G` holds the EMA of the generator's weights)"
     def __init__(self, nz:int=100, n_classes:int=10, width:int=64):
         super().__init__()
         self.G, self.D = CondGenerator(nz, n_classes, width), CondDiscriminator(n_classes, width)
@@ -72,60 +85,99 @@ def train_cgan(gan:CGAN, # The pair to train in place
                epochs:int=10, # Passes over the data
                bs:int=64, # Batch size
                lr:float=2e-4, # Adam learning rate
+               aux:float=1.0, # Weight of the auxiliary classification loss (AC-GAN) for D (real images) and G (its samples)
+               ema:float=0.995, # Decay of the exponential moving average of G's weights (what `G` holds after training)
+               device=None, # Where to train (default: the CPU); the pair is moved back to the CPU at the end
                progress:bool=True) -> dict:
-    "Train a cDCGAN with the non-saturating loss; returns the final losses"
-    G, D = gan.G.train(), gan.D.train()
+    "Train a class-conditional GAN (non-saturating loss + auxiliary classifier) on `device`; `gan.G` ends as the EMA generator; returns the final losses"
+    import copy
+    device = torch.device(device or 'cpu')
+    G, D = gan.G.to(device).train(), gan.D.to(device).train()
+    E = copy.deepcopy(G)
     oG = torch.optim.Adam(G.parameters(), lr, betas=(0.5, 0.999))
     oD = torch.optim.Adam(D.parameters(), lr, betas=(0.5, 0.999))
-    bce = nn.BCEWithLogitsLoss()
-    n = len(x); lg = ld = float('nan')
+    n = len(x); bs = min(bs, n); lg = ld = float('nan'); step = 0
     for ep in tqdm(range(epochs), desc='cGAN epochs', disable=not progress):
         perm = torch.randperm(n)
-        for i in range(0, n - bs + 1 if n >= bs else 1, bs):
-            idx = perm[i:i+bs]; xb, yb = x[idx], y[idx]
-            z = torch.randn(len(idx), G.nz); yf = torch.randint(0, G.n_classes, (len(idx),))
+        for i in range(0, n - bs + 1, bs):
+            idx = perm[i:i+bs]; xb, yb = x[idx].to(device), y[idx].to(device)
+            z = torch.randn(len(idx), G.nz, device=device); yf = torch.randint(0, G.n_classes, (len(idx),), device=device)
             fake = G(z, yf)
-            dr, df = D(xb, yb), D(fake.detach(), yf)
-            lossD = bce(dr, torch.ones_like(dr)) + bce(df, torch.zeros_like(df))
+            (dr, cr), (df, _) = D(xb, yb, True), D(fake.detach(), yf, True)
+            lossD = F.softplus(-dr).mean() + F.softplus(df).mean() + aux*F.cross_entropy(cr, yb)
             oD.zero_grad(); lossD.backward(); oD.step()
-            dg = D(fake, yf); lossG = bce(dg, torch.ones_like(dg))
+            dg, cg = D(fake, yf, True); lossG = F.softplus(-dg).mean() + aux*F.cross_entropy(cg, yf)
             oG.zero_grad(); lossG.backward(); oG.step()
+            with torch.no_grad():   # EMA of the weights (warm-up: short memory at first); batch-norm statistics copied
+                d = min(ema, (1 + step)/(10 + step)); step += 1
+                for pe, p in zip(E.parameters(), G.parameters()): pe.lerp_(p, 1 - d)
+                for be, b in zip(E.buffers(), G.buffers()): be.copy_(b)
             lg, ld = lossG.item(), lossD.item()
-    G.eval(); D.eval()
-    return dict(loss_G=round(lg, 4), loss_D=round(ld, 4), epochs=epochs, n_train=n)
+    G.load_state_dict(E.state_dict())
+    gan.cpu().eval()
+    return dict(loss_G=round(lg, 4), loss_D=round(ld, 4), epochs=epochs, steps=step, n_train=n, device=str(device))
 
 # %% ../nbs/80_giftbench.ipynb #023b5377
-def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
-               n_classes:int=10):
-    "A small class-conditional UNet for 28x28 greyscale images"
-    from diffusers import UNet2DModel
-    return UNet2DModel(sample_size=28, in_channels=1, out_channels=1, layers_per_block=1,
-                       block_out_channels=tuple(channels), down_block_types=('DownBlock2D',)*len(channels),
-                       up_block_types=('UpBlock2D',)*len(channels), num_class_embeds=n_classes, norm_num_groups=8)
+class GuidedUNet(nn.Module):
+    "A class-conditional `diffusers.UNet2DModel` trained with label dropout (label `n_classes` = none); called like the UNet, it answers the classifier-free-guided noise ε"
+    def __init__(self, channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
+                 n_classes:int=10, # Class labels (one more embedding is the "no label" of guidance)
+                 guidance:float=3.0): # Guidance scale s: ε = ε(∅) + s·(ε(y) − ε(∅)); 1 = plain conditional (one UNet pass)
+        super().__init__()
+        from diffusers import UNet2DModel
+        from diffusers.configuration_utils import FrozenDict
+        self.unet = UNet2DModel(sample_size=28, in_channels=1, out_channels=1, layers_per_block=1,
+                                block_out_channels=tuple(channels), down_block_types=('DownBlock2D',)*len(channels),
+                                up_block_types=('UpBlock2D',)*len(channels), num_class_embeds=n_classes + 1, norm_num_groups=8)
+        self.n_classes, self.guidance = n_classes, float(guidance)
+        self.config = FrozenDict({**self.unet.config, 'num_class_embeds': n_classes})   # what ddim_generator reads
+    def forward(self, x, t, class_labels=None):
+        from types import SimpleNamespace
+        n, y = len(x), class_labels
+        t = torch.as_tensor(t, device=x.device).reshape(-1).expand(n)
+        if y is None: y = torch.full((n,), self.n_classes, dtype=torch.long, device=x.device)
+        if self.guidance == 1.0: return SimpleNamespace(sample=self.unet(x, t, class_labels=y).sample)
+        e = self.unet(torch.cat([x, x]), torch.cat([t, t]), class_labels=torch.cat([y, torch.full_like(y, self.n_classes)])).sample
+        return SimpleNamespace(sample=e[n:] + self.guidance*(e[:n] - e[n:]))
 
-def train_ddpm(unet, # The UNet to train in place
+def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
+               n_classes:int=10, guidance:float=3.0) -> GuidedUNet:
+    "A small class-conditional UNet for 28x28 greyscale images, with classifier-free guidance"
+    return GuidedUNet(channels, n_classes, guidance)
+
+def train_ddpm(model:GuidedUNet, # The model to train in place
                x:torch.Tensor, # Images (N,1,28,28) in [0,1]
                y:torch.Tensor, # Labels (N,)
                steps:int=1000, # Optimiser steps
-               bs:int=32, # Batch size
-               lr:float=2e-3, # AdamW learning rate (cosine-decayed)
+               bs:int=64, # Batch size
+               lr:float=2e-3, # AdamW peak learning rate (one-cycle: warm-up then cosine decay)
+               p_uncond:float=0.1, # Share of labels dropped (replaced by "no label") for classifier-free guidance
+               ema:float=0.999, # Decay of the exponential moving average of the weights (what the model holds after training)
+               device=None, # Where to train (default: the CPU); moved back to the CPU at the end
                progress:bool=True) -> dict:
-    "Train with the DDPM ε-prediction loss; returns the mean loss of the last 10% of steps"
+    "Train with the DDPM ε-prediction loss and label dropout on `device`; the model ends with the EMA weights; returns the mean loss of the last 10% of steps"
+    import copy
     from diffusers import DDPMScheduler
+    device = torch.device(device or 'cpu')
     sched = DDPMScheduler(**DDPM_SCHEDULE)
+    unet = model.unet.to(device).train(); E = copy.deepcopy(unet)
     opt = torch.optim.AdamW(unet.parameters(), lr, weight_decay=0.0)
-    lrs = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=max(steps, 2), pct_start=0.1)
-    unet.train(); losses = []
+    lrs = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=max(steps, 2), pct_start=0.05)
+    losses = []
     for s in tqdm(range(steps), desc='DDPM steps', disable=not progress):
         idx = torch.randint(0, len(x), (bs,))
-        x0 = x[idx]*2 - 1; noise = torch.randn_like(x0)
-        t = torch.randint(0, sched.config.num_train_timesteps, (bs,))
-        pred = unet(sched.add_noise(x0, noise, t), t, class_labels=y[idx]).sample
-        loss = F.mse_loss(pred, noise)
+        x0, yb = x[idx].to(device)*2 - 1, y[idx].to(device)
+        yb = torch.where(torch.rand(bs, device=device) < p_uncond, torch.full_like(yb, model.n_classes), yb)
+        noise = torch.randn_like(x0); t = torch.randint(0, sched.config.num_train_timesteps, (bs,), device=device)
+        loss = F.mse_loss(unet(sched.add_noise(x0, noise, t), t, class_labels=yb).sample, noise)
         opt.zero_grad(); loss.backward(); opt.step(); lrs.step(); losses.append(loss.item())
-    unet.eval()
+        with torch.no_grad():
+            d = min(ema, (1 + s)/(10 + s))
+            for pe, p in zip(E.parameters(), unet.parameters()): pe.lerp_(p, 1 - d)
+    unet.load_state_dict(E.state_dict())
+    model.cpu().eval()
     tail = losses[-max(1, steps//10):]
-    return dict(loss=round(float(np.mean(tail)), 4), steps=steps, n_train=len(x))
+    return dict(loss=round(float(np.mean(tail)), 4), steps=steps, n_train=len(x), device=str(device))
 
 # %% ../nbs/80_giftbench.ipynb #13c5e7dc
 DATASETS = ('mnist', 'fashion-mnist')
@@ -135,7 +187,7 @@ def margin(p:torch.Tensor, # Probabilities (N, K)
            y:torch.Tensor # Expected labels (N,)
           ) -> torch.Tensor:
     "GIFTbench fitness: probability of the expected label minus the best other (negative = misclassified)"
-    p = torch.as_tensor(p).float(); y = torch.as_tensor(y).long()
+    p = torch.as_tensor(p).float(); y = torch.as_tensor(y).long().to(p.device)
     pe = p.gather(1, y[:, None]).squeeze(1)
     other = p.scatter(1, y[:, None], float('-inf')).max(1).values
     return pe - other
@@ -143,12 +195,12 @@ def margin(p:torch.Tensor, # Probabilities (N, K)
 def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilities
                  n:int, # Candidate seeds to draw (labels cycle 0..K-1)
                  seed:int=0) -> dict:
-    "Draw `n` candidate seeds and keep those the classifier gets right: dict(z, y, x, n_candidates, pct_viable)"
+    "Draw `n` candidate seeds and keep those the classifier gets right: dict(z, y, x, n_candidates, pct_viable), on the CPU"
     g = torch.Generator().manual_seed(seed)
     labels = torch.arange(n) % gen.n_classes
-    z = gen.candidates(labels, g)
-    x = gen.decode(z, labels)
-    ok = margin(classify(x), labels) > 0
+    z = gen.candidates(labels, g).cpu()
+    x = gen.decode(z, labels).cpu()
+    ok = margin(torch.as_tensor(classify(x)).cpu(), labels) > 0
     return dict(z=z[ok], y=labels[ok], x=x[ok], n_candidates=n, pct_viable=100*ok.float().mean().item())
 
 # %% ../nbs/80_giftbench.ipynb #bb908894
@@ -168,7 +220,7 @@ class GiftResult:
 
 def giftbench_search(gen:LatentGenerator, # The generator
                      classify, # Black box: images -> probabilities (N, K)
-                     z0:torch.Tensor, # Viable seed latents (S, *latent_shape)
+                     z0:torch.Tensor, # Viable seed latents (S, *latent_shape), any device (the search keeps them on the CPU)
                      y:torch.Tensor, # Their target labels (S,)
                      pop:int=25, # Population size
                      generations:int=250, # Iteration budget
@@ -185,18 +237,18 @@ def giftbench_search(gen:LatentGenerator, # The generator
     g = torch.Generator().manual_seed(seed)
     S, shape = len(z0), tuple(gen.latent_shape); D = int(np.prod(shape))
     y = torch.as_tensor(y).long()
-    P = z0.reshape(S, 1, D).float().repeat(1, pop, 1)
+    z0 = z0.cpu(); P = z0.reshape(S, 1, D).float().repeat(1, pop, 1)
     P[:, 1:] += sigma*torch.randn(S, pop - 1, D, generator=g); P = gen.clamp(P)
     active = torch.ones(S, dtype=torch.bool)
     failed = torch.zeros(S, dtype=torch.bool); iters = torch.full((S,), generations)
     z_fail = z0.reshape(S, D).float().clone(); pred = y.clone()
     hist = torch.full((S, generations), float('nan'))
-    x0 = gen.decode(z0.reshape(S, *shape), y) if S else torch.zeros(0, 1, 28, 28)
+    x0 = gen.decode(z0.reshape(S, *shape), y).cpu() if S else torch.zeros(0, 1, 28, 28)
     for it in tqdm(range(1, generations + 1), desc=f'GIFTbench {gen.name} σ={sigma:g}', disable=not progress or S == 0):
         idx = active.nonzero().flatten(); n = len(idx)
         if n == 0: break
         Yp = y[idx].repeat_interleave(pop)
-        prob = torch.as_tensor(classify(gen.decode(P[idx].reshape(n*pop, *shape), Yp))).float()
+        prob = torch.as_tensor(classify(gen.decode(P[idx].reshape(n*pop, *shape), Yp))).float().cpu()   # decoded on the generator's device
         M = margin(prob, Yp).view(n, pop); top = prob.argmax(1).view(n, pop)
         hist[idx, it - 1] = M.min(1).values
         wrong = top != Yp.view(n, pop)
@@ -214,7 +266,7 @@ def giftbench_search(gen:LatentGenerator, # The generator
         if callback: callback(it, int(active.sum()))
     if callback: callback(generations, 0)
     zf = z_fail.view(S, *shape)
-    x_fail = gen.decode(zf, y) if S else torch.zeros(0, 1, 28, 28)
+    x_fail = gen.decode(zf, y).cpu() if S else torch.zeros(0, 1, 28, 28)
     return GiftResult(gen.name, sigma, y, z0.reshape(S, *shape), x0, failed, iters, zf, x_fail, pred, hist,
                         seconds=time.time() - t0)
 
@@ -269,6 +321,8 @@ def table3(rows:list|pd.DataFrame) -> pd.DataFrame:
         '% misclassification (#)': [f"{p:.1f} ({n})" for p, n in zip(df.pct_misclassified, df.n_misclassified)],
         'mean iterations': df.mean_iterations, '% valid': df.pct_valid, '% label-preserved': df.pct_label_preserved,
         'judged by': df.judged_by})
+    if 'population' in df: out['population'] = df.population
+    if 'budget' in df: out['iteration budget'] = df.budget
     return out.sort_values(['dataset', 'step', 'generator'], key=lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s).reset_index(drop=True)
 
 # %% ../nbs/80_giftbench.ipynb #1638c71c
@@ -363,6 +417,8 @@ def table3_tests(df:pd.DataFrame, # `read_mturk` output
 
 # %% ../nbs/80_giftbench.ipynb #cb14d04c
 GENERATORS = ('vae', 'cgan', 'ddpm')
+CGAN_ARCH = 'cDCGAN: label embedding + conditional batch norm in G; projection D with an auxiliary classifier (AC-GAN loss); EMA of G (v2)'
+DDPM_ARCH = 'UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; ε-prediction; classifier-free guidance; EMA (v2)'
 
 def _train_data(dataset, B):
     x, y = load_dataset(dataset, 'train')
@@ -371,38 +427,56 @@ def _train_data(dataset, B):
         idx = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))[:n]; x, y = x[idx], y[idx]
     return x, y
 
-def load_cgan(dataset:str, cfg=None, progress:bool=True) -> CGAN:
-    "The trained cDCGAN of `dataset` (loaded, or trained per the active profile)"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('giftbench')
-    def train(m):
-        torch.manual_seed(cfg.seed); x, y = _train_data(dataset, B)
-        return train_cgan(m, x, y, epochs=int(B.cgan_epochs), progress=progress)
-    return load_or_train(f'{dataset}-cgan-gd', lambda: CGAN(width=int(B.cgan_width)), train,
-                         '81_giftbench_training.ipynb', dict(width=int(B.cgan_width)), cfg)
+def cgan_spec(dataset:str, cfg) -> dict:
+    "Everything the cGAN's weights depend on under `cfg`'s profile (recorded in its manifest; a change retrains)"
+    B = cfg.budget('giftbench')
+    return dict(arch=CGAN_ARCH, dataset=dataset, split='train', n_train=int(B.gen_n_train), width=int(B.cgan_width),
+                epochs=int(B.cgan_epochs), bs=64, lr=2e-4, aux=1.0, ema=float(B.cgan_ema), seed=cfg.seed)
 
-def load_ddpm(dataset:str, cfg=None, progress:bool=True):
-    "The trained class-conditional UNet of `dataset` (loaded, or trained per the active profile)"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('giftbench')
-    ch = tuple(B.ddpm_channels)
+def ddpm_spec(dataset:str, cfg) -> dict:
+    "Everything the diffusion model's weights depend on under `cfg`'s profile"
+    B = cfg.budget('giftbench')
+    return dict(arch=DDPM_ARCH, schedule=DDPM_SCHEDULE, dataset=dataset, split='train', n_train=int(B.gen_n_train),
+                channels=list(B.ddpm_channels), steps=int(B.ddpm_steps), bs=int(B.ddpm_bs), lr=float(B.ddpm_lr),
+                p_uncond=0.1, ema=float(B.ddpm_ema), seed=cfg.seed)
+
+def load_cgan(dataset:str, cfg=None, progress:bool=True) -> CGAN:
+    "The trained cGAN of `dataset` (loaded, or trained per the active profile on `cfg.device`); `.G` is the EMA generator, on the CPU"
+    cfg = cfg or load_config(seed_all=False); s = cgan_spec(dataset, cfg)
+    def train(m):
+        torch.manual_seed(cfg.seed); x, y = _train_data(dataset, cfg.budget('giftbench'))
+        return train_cgan(m, x, y, epochs=s['epochs'], bs=s['bs'], lr=s['lr'], aux=s['aux'], ema=s['ema'], device=cfg.device, progress=progress)
+    return load_or_train(f'{dataset}-cgan-gd', lambda: (torch.manual_seed(cfg.seed), CGAN(width=s['width']))[1], train,
+                         'tools/train_giftbench.py (notebook 81)', dict(width=s['width']), cfg, spec=s)
+
+def load_ddpm(dataset:str, cfg=None, progress:bool=True) -> GuidedUNet:
+    "The trained class-conditional UNet of `dataset` with the profile's guidance scale (loaded, or trained on `cfg.device`), on the CPU"
+    cfg = cfg or load_config(seed_all=False); s = ddpm_spec(dataset, cfg); B = cfg.budget('giftbench')
     def train(m):
         torch.manual_seed(cfg.seed); x, y = _train_data(dataset, B)
-        return train_ddpm(m, x, y, steps=int(B.ddpm_steps), bs=int(B.ddpm_bs), progress=progress)
-    return load_or_train(f'{dataset}-ddpm-unet', lambda: build_unet(ch), train, '81_giftbench_training.ipynb',
-                         dict(channels=list(ch)), cfg)
+        return train_ddpm(m, x, y, steps=s['steps'], bs=s['bs'], lr=s['lr'], p_uncond=s['p_uncond'], ema=s['ema'],
+                          device=cfg.device, progress=progress)
+    m = load_or_train(f'{dataset}-ddpm-unet', lambda: (torch.manual_seed(cfg.seed), build_unet(tuple(s['channels'])))[1], train,
+                      'tools/train_giftbench.py (notebook 81)', dict(channels=s['channels']), cfg, spec=s)
+    m.guidance = float(B.guidance)   # a sampling choice, not part of the weights
+    return m
 
 def load_generator(dataset:str, # 'mnist' or 'fashion-mnist'
                    kind:str, # 'vae', 'cgan' or 'ddpm'
                    cfg=None, progress:bool=True) -> LatentGenerator:
-    "The trained generator `kind` of `dataset` behind the GIFTbench interface"
+    "The trained generator `kind` of `dataset` behind the GIFTbench interface, on `cfg.device`"
     if dataset not in DATASETS: raise ValueError(f"Unknown dataset {dataset!r}; accepted: {', '.join(DATASETS)}")
+    if kind not in GENERATORS: raise ValueError(f"Unknown generator {kind!r}; accepted: {', '.join(GENERATORS)}")
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('giftbench')
-    if kind == 'cgan': return cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan')
-    if kind == 'ddpm': return ddim_generator(load_ddpm(dataset, cfg, progress), int(B.ddim_steps), name='ddpm')
-    if kind == 'vae':
+    if kind == 'cgan': gen = cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan')
+    elif kind == 'ddpm':
+        m = load_ddpm(dataset, cfg, progress)
+        gen = ddim_generator(m, int(B.ddim_steps), name='ddpm'); gen.info['guidance'] = m.guidance
+    else:
         from latentnb.vae import load_vae  # notebook 50
         x, y = load_dataset(dataset, 'test')
-        return vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-3.0, 3.0), seed_images=(x, y))
-    raise ValueError(f"Unknown generator {kind!r}; accepted: {', '.join(GENERATORS)}")
+        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-3.0, 3.0), seed_images=(x, y))
+    return gen.to(cfg.device)
 
 def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True) -> dict:
     "Every available generator of `dataset`; one whose module is missing is skipped with a printed message"
@@ -411,6 +485,44 @@ def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True)
         try: out[k] = load_generator(dataset, k, cfg, progress)
         except ImportError as e: print(f"skipping generator {k!r} on {dataset}: its module is not available ({e})")
     return out
+
+# %% ../nbs/80_giftbench.ipynb #9e1f0a02
+def sample_quality(gen:LatentGenerator, # A generator
+                   dataset:str, # Dataset whose reference classifier judges
+                   n:int=1000, # Samples (labels cycle 0..9)
+                   seed:int=0, cfg=None, ref=None # `ref`: the reference classifier (default: the zoo's)
+                  ) -> dict:
+    "Label faithfulness (share of samples the reference classifier assigns to the label they were drawn for), mean confidence, per-class faithfulness, and the images (CPU)"
+    if ref is None:
+        from latentnb.zoo import reference_classifier
+        ref = reference_classifier(dataset, cfg)
+    g = torch.Generator().manual_seed(seed)
+    lab = torch.arange(n) % gen.n_classes
+    x = gen.decode(gen.candidates(lab, g), lab).cpu()
+    p = predict_proba(ref, x)
+    ok = (p.argmax(1) == lab).float()
+    return dict(faithfulness=ok.mean().item(), confidence=p.max(1).values.mean().item(),
+                per_class=[round(ok[lab == k].mean().item(), 3) for k in range(gen.n_classes)], x=x, y=lab)
+
+def quality_table(gens:dict, # {name: LatentGenerator} of one dataset
+                  dataset:str, n:int=1000, seed:int=0, cfg=None) -> pd.DataFrame:
+    "One row per generator: faithfulness, confidence, FID and KID on the reference classifier's features against real test images, and the real-vs-real baseline row"
+    from latentnb.zoo import reference_classifier
+    from latentnb.gan import FeatureExtractor, fid_kid
+    ref = reference_classifier(dataset, cfg); feat = FeatureExtractor(ref)
+    xt, yt = load_dataset(dataset, 'test')
+    n = min(n, len(xt)//2)
+    perm = torch.randperm(len(xt), generator=torch.Generator().manual_seed(seed))
+    a, b = xt[perm[:n]], xt[perm[n:2*n]]
+    sub = dict(subset_size=min(500, n), kid_subsets=10)
+    pb = predict_proba(ref, b)
+    rows = [dict(dataset=dataset, generator='real (test split)', n=n, faithfulness=(pb.argmax(1) == yt[perm[n:2*n]]).float().mean().item(),
+                 confidence=pb.max(1).values.mean().item(), **fid_kid(feat, a, b, **sub))]
+    for k, gen in gens.items():
+        q = sample_quality(gen, dataset, n, seed, cfg, ref)
+        rows.append(dict(dataset=dataset, generator=k, n=n, faithfulness=q['faithfulness'], confidence=q['confidence'],
+                         **fid_kid(feat, a, q['x'], **sub), worst_class=int(np.argmin(q['per_class'])), worst_class_faithfulness=min(q['per_class'])))
+    return pd.DataFrame(rows).round(4)
 
 # %% ../nbs/80_giftbench.ipynb #7a400bc4
 def inference_ms(gen:LatentGenerator, n:int=32, repeats:int=2, seed:int=0) -> float:
@@ -439,16 +551,24 @@ def _png_bytes(img:torch.Tensor) -> bytes:
 
 def export_zip(res:GiftResult, # A search result
                path, # The .zip to write
-               dataset:str='mnist', classifier:str='clf') -> Path:
-    "Zip the original and failing image of every failing seed; metadata in the file names"
+               dataset:str='mnist', classifier:str='clf',
+               only_failures:bool=False, # Only the seeds that failed (default: every viable seed)
+              ) -> Path:
+    "Zip the original and the generated image of every viable seed (failing: the first misclassified one; others: the last best), metadata in the file names, plus `results.csv`"
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     clf = re.sub(r'[^A-Za-z0-9.-]+', '-', str(classifier))[:40]
+    seeds = res.failed.nonzero().flatten().tolist() if only_failures else list(range(len(res.y)))
+    rows = []
     with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as zf:
-        for s in res.failed.nonzero().flatten().tolist():
+        for s in seeds:
+            kind = 'failing' if bool(res.failed[s]) else 'final'
             stem = (f"{dataset}_{res.generator}_{clf}_sigma{res.step:g}_seed{s:03d}_label{int(res.y[s])}"
                     f"_pred{int(res.pred[s])}_iter{int(res.iterations[s])}")
             zf.writestr(f"{stem}_original.png", _png_bytes(res.x0[s]))
-            zf.writestr(f"{stem}_failing.png", _png_bytes(res.x_fail[s]))
+            zf.writestr(f"{stem}_{kind}.png", _png_bytes(res.x_fail[s]))
+            rows.append(dict(seed=s, expected=int(res.y[s]), predicted=int(res.pred[s]), iterations=int(res.iterations[s]),
+                             misclassified=bool(res.failed[s]), original=f"{stem}_original.png", generated=f"{stem}_{kind}.png"))
+        zf.writestr('results.csv', pd.DataFrame(rows, columns=['seed', 'expected', 'predicted', 'iterations', 'misclassified', 'original', 'generated']).to_csv(index=False))
     return path
 
 # %% ../nbs/80_giftbench.ipynb #9183a0a7
@@ -457,81 +577,126 @@ def default_classifier(dataset:str):
     from latentnb.zoo import load_pair  # notebook 10
     return load_pair(dataset, 1)[0]
 
+def _img_html(img:torch.Tensor, size:int=42) -> str:
+    import base64
+    return f'<img src="data:image/png;base64,{base64.b64encode(_png_bytes(img)).decode()}" width="{size}" height="{size}" style="image-rendering:pixelated"/>'
+
+def image_table(res:GiftResult # A search result
+               ) -> pd.DataFrame:
+    "One row per viable seed: expected and predicted label, iterations, misclassified (the panel adds the images)"
+    return pd.DataFrame(dict(seed=range(len(res.y)), expected=res.y.tolist(), predicted=res.pred.tolist(),
+                             iterations=res.iterations.tolist(), misclassified=res.failed.tolist()))
+
+def status_line(row:dict # A `summarise` row
+               ) -> str:
+    "The panel's one-line summary: % misclassified and mean iterations (GIFTbench's definition)"
+    return (f"{row['generator']} on {row['dataset']} ({row['step']} step): {row['pct_misclassified']}% misclassified "
+            f"({row['n_misclassified']} of {row['n_viable']} viable seeds), mean iterations {row['mean_iterations']} "
+            f"(over all viable seeds, a seed without failure counted at the budget), {row['seconds']} s")
+
 class GiftbenchPanel:
-    "Widgets and handlers of the GIFTbench control panel (show `.widget`)"
+    "Widgets and handlers of the GIFTbench control panel (show `.widget`); Run searches in a background thread"
     def __init__(self, cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
         import ipywidgets as W
         self.cfg = cfg or load_config(seed_all=False); B = self.cfg.budget('giftbench')
         self._gen = generator_factory or (lambda d, k: load_generator(d, k, self.cfg, progress=False))
         self._clf = classifier_factory or default_classifier
         self._judge = judge_factory
-        self._cache, self.result, self.row = {}, None, None
+        self._cache, self.result, self.row, self.thread, self.images = {}, None, None, None, None
+        paper = {k: int(self.cfg.budgets['giftbench'][k]['paper']) for k in ('population', 'generations', 'n_seeds')}
         st = {'description_width': '110px'}
         self.dataset = W.Dropdown(options=list(DATASETS), value='mnist', description='dataset', style=st)
         self.generator = W.Dropdown(options=list(GENERATORS), value='cgan', description='generator', style=st)
         self.clf_file = W.Text(value='', placeholder='TorchScript .pt (empty: zoo pair 1, model A)', description='classifier file', style=st)
-        self.pop = W.BoundedIntText(value=int(B.population), min=2, max=500, description='population', style=st)
-        self.iters = W.BoundedIntText(value=int(B.generations), min=1, max=5000, description='iterations', style=st)
+        self.pop = W.BoundedIntText(value=paper['population'], min=2, max=500, description='population', style=st)
+        self.iters = W.BoundedIntText(value=paper['generations'], min=1, max=5000, description='iterations', style=st)
         self.step = W.Dropdown(options=['low', 'high'], value='low', description='step size', style=st)
         self.n_seeds = W.BoundedIntText(value=int(B.n_seeds), min=1, max=1000, description='seeds', style=st)
+        low = {k: (paper[k], int(B[k])) for k in ('population', 'generations') if int(B[k]) < paper[k]}
+        self.note = W.HTML('' if not low else
+            f"<i>Defaults are the paper's budget (population {paper['population']}, {paper['generations']} iterations); the "
+            f"<b>{self.cfg.profile}</b> profile's Table III uses " + ', '.join(f"{k} {b}" for k, (a, b) in low.items())
+            + f" (on {self.cfg.device}, a search at the paper's budget can take minutes: lower them here for a quick look).</i>")
         self.run_button = W.Button(description='Run', button_style='primary', icon='play')
         self.progress = W.IntProgress(value=0, min=0, max=1, description='progress')
         self.status = W.HTML('')
         self.table = W.Output(); self.gallery = W.Output()
-        self.zip_path = W.Text(value=str(self.cfg.fig_dir/'giftbench_failures.zip'), description='zip file', style=st)
+        self.zip_path = W.Text(value=str(self.cfg.fig_dir/'giftbench_images.zip'), description='zip file', style=st)
         self.export_button = W.Button(description='Export zip', icon='download', disabled=True)
-        self.run_button.on_click(lambda _: self.run())
+        self.run_button.on_click(lambda _: self.start())
         self.export_button.on_click(lambda _: self.export())
         self.widget = W.VBox([W.HBox([W.VBox([self.dataset, self.generator, self.clf_file, self.step]),
-                                      W.VBox([self.pop, self.iters, self.n_seeds])]),
+                                      W.VBox([self.pop, self.iters, self.n_seeds])]), self.note,
                               W.HBox([self.run_button, self.progress]), self.status, self.table, self.gallery,
                               W.HBox([self.zip_path, self.export_button])])
         self.widget.panel = self
 
     def _classifier(self, dataset):
         f = self.clf_file.value.strip()
-        return check_model(f if f else self._clf(dataset), data=dataset), (Path(f).stem if f else 'zoo-pair1-A')
+        return check_model(f if f else self._clf(dataset), data=dataset, device=self.cfg.device), (Path(f).stem if f else 'zoo-pair1-A')
+
+    def start(self):
+        "Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status update as it goes"
+        import threading
+        if self.thread is not None and self.thread.is_alive(): self.status.value = 'A search is running: wait for it to finish'; return self.thread
+        self.thread = threading.Thread(target=self.run, daemon=True); self.thread.start()
+        return self.thread
+
+    def wait(self, timeout=None):
+        "Block until a search started by `start` has finished; returns its row"
+        if self.thread is not None: self.thread.join(timeout)
+        return self.row
 
     def run(self):
-        "Handler of the Run button: load, search, show the table and the gallery"
-        from IPython.display import display
+        "Load, search (progress bar and status per generation), show the status line, the per-image table and the gallery"
         import matplotlib.pyplot as plt
         ds, kind = self.dataset.value, self.generator.value
-        self.status.value = f'loading {kind} on {ds} ...'
+        self.status.value = f'loading {kind} on {ds} ...'; self.run_button.disabled = True
         try:
             key = (ds, kind)
             if key not in self._cache: self._cache[key] = self._gen(ds, kind)
             gen = self._cache[key]
             clf, self.clf_name = self._classifier(ds)
         except Exception as e:
-            self.status.value = f'<b style="color:#b00">Error:</b> {type(e).__name__}: {e}'; self.result = None; return None
-        self.progress.max, self.progress.value = int(self.iters.value), 0
-        def cb(it, n_active): self.progress.value = min(it, self.progress.max)
+            self.status.value = f'<b style="color:#b00">Error:</b> {type(e).__name__}: {e}'; self.result = self.row = None
+            self.run_button.disabled = False; return None
+        total = int(self.iters.value)
+        self.progress.max, self.progress.value = total, 0
+        def cb(it, n_active):
+            self.progress.value = min(it, total)
+            self.status.value = f'{kind} on {ds}: generation {min(it, total)}/{total}, {n_active} seed(s) still searching ...'
         judge = self._judge(ds) if self._judge else None
-        self.row, self.result = run_giftbench(gen, clf, ds, int(self.n_seeds.value), int(self.pop.value), int(self.iters.value),
-                                              self.step.value, judge=judge, seed=self.cfg.seed, progress=False, callback=cb)
-        self.status.value = (f'{kind} on {ds}: {self.row["n_misclassified"]} failure(s) from {self.row["n_viable"]} viable seed(s) '
-                             f'in {self.result.seconds:.1f} s')
+        try:
+            self.row, self.result = run_giftbench(gen, clf, ds, int(self.n_seeds.value), int(self.pop.value), total,
+                                                  self.step.value, judge=judge, seed=self.cfg.seed, progress=False, callback=cb)
+        except Exception as e:
+            self.status.value = f'<b style="color:#b00">Error during the search:</b> {type(e).__name__}: {e}'; self.result = self.row = None
+            self.run_button.disabled = False; return None
+        self.status.value = status_line(self.row)
+        r = self.result
+        self.images = image_table(r)
+        show = self.images.assign(original=[_img_html(x) for x in r.x0], image=[_img_html(x) for x in r.x_fail])
+        from IPython.display import HTML, display
         self.table.clear_output()
-        with self.table: display(table3([self.row]))
+        with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']].to_html(escape=False, index=False)))
         self.gallery.clear_output()
-        f = self.result.failed.nonzero().flatten()[:8]
+        f = r.failed.nonzero().flatten()[:8]
         if len(f):
             from latentnb.report import image_grid
-            r = self.result
             fig = image_grid(torch.cat([r.x0[f], r.x_fail[f]]), ncols=len(f),
                              titles=[f'y={int(r.y[s])}' for s in f] + [f'pred {int(r.pred[s])} @{int(r.iterations[s])}' for s in f],
                              row_titles=['original', 'failing'])
             with self.gallery: display(fig)
             plt.close(fig)
-        self.export_button.disabled = not bool(self.result.failed.any())
+        self.export_button.disabled = len(r.y) == 0
+        self.run_button.disabled = False
         return self.row
 
     def export(self, path=None):
-        "Handler of the Export button: zip the original and failing images"
+        "Handler of the Export button: zip the original and the generated image of every viable seed, and `results.csv`"
         if self.result is None: self.status.value = 'Nothing to export: run a search first'; return None
         p = export_zip(self.result, path or self.zip_path.value, self.dataset.value, self.clf_name)
-        self.status.value = f'exported {int(self.result.failed.sum())} pair(s) to {p}'
+        self.status.value = status_line(self.row) + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}'
         return p
 
 def control_panel(cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):

@@ -41,3 +41,48 @@ def test_cgan_generator_shapes():
     x = gen.decode(z, torch.arange(3))
     assert x.shape == (3, 1, 28, 28) and 0 <= x.min() and x.max() <= 1
     with pytest.raises(ValueError, match='class-conditional'): gen.decode(z)
+
+def test_train_cgan_ends_on_cpu_with_ema_generator():
+    from latentnb.giftbench import CGAN, train_cgan
+    torch.manual_seed(0)
+    gan = CGAN(width=8); x, y = torch.rand(32, 1, 28, 28), torch.randint(0, 10, (32,))
+    m = train_cgan(gan, x, y, epochs=1, bs=16, device='cpu', progress=False)
+    assert m['steps'] == 2 and m['device'] == 'cpu' and not gan.G.training
+    assert all(p.device.type == 'cpu' for p in gan.parameters())
+    out, logits = gan.D(x[:3], y[:3], with_aux=True)
+    assert out.shape == (3,) and logits.shape == (3, 10)
+
+def test_guided_unet_combines_conditional_and_unconditional_noise():
+    from latentnb.giftbench import build_unet
+    from latentnb.generators import ddim_generator
+    torch.manual_seed(0)
+    m = build_unet((8, 8, 8), guidance=1.0).eval()
+    x, t, y = torch.randn(2, 1, 28, 28), torch.tensor(500), torch.tensor([3, 4])
+    with torch.no_grad():
+        ec = m.unet(x, t.expand(2), class_labels=y).sample
+        eu = m.unet(x, t.expand(2), class_labels=torch.full_like(y, 10)).sample
+        assert torch.allclose(m(x, t, class_labels=y).sample, ec, atol=1e-5)
+        m.guidance = 3.0
+        assert torch.allclose(m(x, t, class_labels=y).sample, eu + 3*(ec - eu), atol=1e-4)
+    g = ddim_generator(m, 2, name='ddpm')
+    assert g.conditional and g.n_classes == 10 and g.latent_shape == (1, 28, 28)
+
+def test_export_zip_holds_every_viable_seed(tmp_path):
+    import zipfile, pandas as pd
+    from latentnb.giftbench import export_zip
+    g = ToyGen(); vs = viable_seeds(g, toy_clf, 10)
+    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=4, generations=2, step='high', progress=False)
+    names = zipfile.ZipFile(export_zip(r, tmp_path/'x.zip', 'toy', 'toy')).namelist()
+    assert len(names) == 2*len(r.y) + 1 and 'results.csv' in names
+    df = pd.read_csv(zipfile.ZipFile(tmp_path/'x.zip').open('results.csv'))
+    assert df.misclassified.sum() == int(r.failed.sum()) and len(df) == len(r.y)
+
+def test_panel_defaults_are_the_papers_and_run_in_background():
+    from latentnb.config import load_config
+    from latentnb.giftbench import GiftbenchPanel
+    cfg = load_config('ci', seed_all=False)
+    p = GiftbenchPanel(cfg, generator_factory=lambda d, k: ToyGen(), classifier_factory=lambda d: toy_clf)
+    assert (p.pop.value, p.iters.value) == (25, 250) and 'profile' in p.note.value
+    p.n_seeds.value, p.pop.value, p.iters.value, p.step.value = 10, 4, 5, 'high'
+    p.start(); row = p.wait(60)
+    assert row['n_viable'] == 10 and '% misclassified' in p.status.value and len(p.images) == 10

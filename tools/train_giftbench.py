@@ -1,0 +1,32 @@
+"""Train (or load) the GIFTbench generators of a profile: the class-conditional GAN and the diffusion model of each dataset.
+
+    LATENTNB_PROFILE=quick LATENTNB_THREADS=1 nice -n 19 .venv/bin/python tools/train_giftbench.py mnist cgan
+    LATENTNB_PROFILE=paper .venv/bin/python tools/train_giftbench.py            # every dataset and kind, on the GPU when there is one
+
+Each checkpoint goes through `latentnb.giftbench.load_cgan` / `load_ddpm` (`load_or_train`: a checkpoint whose
+recorded spec matches is loaded, a missing or stale one is trained on `cfg.device` and saved with its manifest
+entry: spec, training seconds, device). Then it prints the checkpoint's label faithfulness and confidence
+under the reference classifier (the quality gates of notebook 81)."""
+import argparse, time
+import torch
+from latentnb.config import load_config
+from latentnb.checkpoints import checkpoint_entry
+from latentnb.giftbench import load_generator, sample_quality, DATASETS
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('datasets', nargs='*', default=None, help=f"datasets (default: the profile's; accepted {', '.join(DATASETS)})")
+    ap.add_argument('--kinds', nargs='*', default=['cgan', 'ddpm'], choices=['cgan', 'ddpm'])
+    ap.add_argument('--n', type=int, default=500, help='samples for the faithfulness check')
+    a = ap.parse_args()
+    cfg = load_config(); B = cfg.budget('giftbench')
+    print(f"profile {cfg.profile}, device {cfg.device}, threads {torch.get_num_threads()}")
+    for ds in a.datasets or B.datasets:
+        for kind in a.kinds:
+            t0 = time.time(); gen = load_generator(ds, kind, cfg)
+            name = f"{ds}-{'cgan-gd' if kind == 'cgan' else 'ddpm-unet'}"
+            e = checkpoint_entry(name, cfg=cfg)
+            q = sample_quality(gen, ds, a.n, cfg=cfg)
+            print(f"{name}: {e['metrics']} | faithfulness {q['faithfulness']:.3f}, confidence {q['confidence']:.3f} ({time.time() - t0:.0f} s)", flush=True)
+
+if __name__ == '__main__': main()
