@@ -28,6 +28,7 @@ from .data import load_dataset, verify_sha256
 from .stats import proportion_test
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import check_model, predict_proba
+from .gan import ema_update
 from .strategies import gift_offspring
 from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
 
@@ -108,10 +109,7 @@ def train_cgan(gan:CGAN, # The pair to train in place
             oD.zero_grad(); lossD.backward(); oD.step()
             dg, cg = D(fake, yf, True); lossG = F.softplus(-dg).mean() + aux*F.cross_entropy(cg, yf)
             oG.zero_grad(); lossG.backward(); oG.step()
-            with torch.no_grad():   # EMA of the weights (warm-up: short memory at first); batch-norm statistics copied
-                d = min(ema, (1 + step)/(10 + step)); step += 1
-                for pe, p in zip(E.parameters(), G.parameters()): pe.lerp_(p, 1 - d)
-                for be, b in zip(E.buffers(), G.buffers()): be.copy_(b)
+            ema_update(E, G, ema, step); step += 1   # EMA of the weights (short memory at first); batch-norm statistics copied
             lg, ld = lossG.item(), lossD.item()
     G.load_state_dict(E.state_dict())
     gan.cpu().eval()
@@ -171,9 +169,7 @@ def train_ddpm(model:GuidedUNet, # The model to train in place
         noise = torch.randn_like(x0); t = torch.randint(0, sched.config.num_train_timesteps, (bs,), device=device)
         loss = F.mse_loss(unet(sched.add_noise(x0, noise, t), t, class_labels=yb).sample, noise)
         opt.zero_grad(); loss.backward(); opt.step(); lrs.step(); losses.append(loss.item())
-        with torch.no_grad():
-            d = min(ema, (1 + s)/(10 + s))
-            for pe, p in zip(E.parameters(), unet.parameters()): pe.lerp_(p, 1 - d)
+        ema_update(E, unet, ema, s)   # the UNet has no buffers: parameters only
     unet.load_state_dict(E.state_dict())
     model.cpu().eval()
     tail = losses[-max(1, steps//10):]
