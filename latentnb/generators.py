@@ -167,9 +167,10 @@ def cgan_generator(G:nn.Module, # Conditional generator (z, y) -> images (attrib
                            conditional=True, n_classes=G.n_classes, steps=dict(steps or {'low': 0.1, 'high': 0.5}), module=G)
 
 # %% ../nbs/06_generators.ipynb #5b5b3ea3
-DDPM_SCHEDULE = dict(num_train_timesteps=1000, beta_schedule='squaredcos_cap_v2', clip_sample=True)
+DDPM_SCHEDULE = dict(num_train_timesteps=1000, beta_schedule='squaredcos_cap_v2', clip_sample=True,
+                     prediction_type='v_prediction', timestep_spacing='trailing')
 
-def ddim_generator(unet:nn.Module, # Class-conditional `diffusers.UNet2DModel` predicting the noise ε
+def ddim_generator(unet:nn.Module, # Class-conditional `diffusers.UNet2DModel` predicting what `schedule`'s `prediction_type` names (v)
                    ddim_steps:int=10, # DDIM sampling steps (one UNet pass each)
                    schedule:dict|None=None, # Noise schedule (DDIMScheduler kwargs) it was trained with (default `DDPM_SCHEDULE`)
                    name:str|None=None, # Display name (default: 'DDIM (<class>)')

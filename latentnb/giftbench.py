@@ -117,10 +117,10 @@ def train_cgan(gan:CGAN, # The pair to train in place
 
 # %% ../nbs/80_giftbench.ipynb #023b5377
 class GuidedUNet(nn.Module):
-    "A class-conditional `diffusers.UNet2DModel` trained with label dropout (label `n_classes` = none); called like the UNet, it answers the classifier-free-guided noise ε"
+    "A class-conditional `diffusers.UNet2DModel` trained with label dropout (label `n_classes` = none); called like the UNet, it answers the classifier-free-guided output (v under `DDPM_SCHEDULE`)"
     def __init__(self, channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
                  n_classes:int=10, # Class labels (one more embedding is the "no label" of guidance)
-                 guidance:float=3.0): # Guidance scale s: ε = ε(∅) + s·(ε(y) − ε(∅)); 1 = plain conditional (one UNet pass)
+                 guidance:float=1.5): # Guidance scale s: out = out(∅) + s·(out(y) − out(∅)); 1 = plain conditional (one UNet pass)
         super().__init__()
         from diffusers import UNet2DModel
         from diffusers.configuration_utils import FrozenDict
@@ -139,7 +139,7 @@ class GuidedUNet(nn.Module):
         return SimpleNamespace(sample=e[n:] + self.guidance*(e[:n] - e[n:]))
 
 def build_unet(channels:tuple=(16, 32, 32), # Widths of the three resolution levels (28, 14, 7)
-               n_classes:int=10, guidance:float=3.0) -> GuidedUNet:
+               n_classes:int=10, guidance:float=1.5) -> GuidedUNet:
     "A small class-conditional UNet for 28x28 greyscale images, with classifier-free guidance"
     return GuidedUNet(channels, n_classes, guidance)
 
@@ -153,7 +153,7 @@ def train_ddpm(model:GuidedUNet, # The model to train in place
                ema:float=0.999, # Decay of the exponential moving average of the weights (what the model holds after training)
                device=None, # Where to train (default: the CPU); moved back to the CPU at the end
                progress:bool=True) -> dict:
-    "Train with the DDPM ε-prediction loss and label dropout on `device`; the model ends with the EMA weights; returns the mean loss of the last 10% of steps"
+    "Train with the DDPM loss (v- or ε-prediction, as `DDPM_SCHEDULE` says) and label dropout on `device`; the model ends with the EMA weights; returns the mean loss of the last 10% of steps"
     import copy
     from diffusers import DDPMScheduler
     device = torch.device(device or 'cpu')
@@ -167,7 +167,8 @@ def train_ddpm(model:GuidedUNet, # The model to train in place
         x0, yb = x[idx].to(device)*2 - 1, y[idx].to(device)
         yb = torch.where(torch.rand(bs, device=device) < p_uncond, torch.full_like(yb, model.n_classes), yb)
         noise = torch.randn_like(x0); t = torch.randint(0, sched.config.num_train_timesteps, (bs,), device=device)
-        loss = F.mse_loss(unet(sched.add_noise(x0, noise, t), t, class_labels=yb).sample, noise)
+        target = sched.get_velocity(x0, noise, t) if sched.config.prediction_type == 'v_prediction' else noise
+        loss = F.mse_loss(unet(sched.add_noise(x0, noise, t), t, class_labels=yb).sample, target)
         opt.zero_grad(); loss.backward(); opt.step(); lrs.step(); losses.append(loss.item())
         ema_update(E, unet, ema, s)   # the UNet has no buffers: parameters only
     unet.load_state_dict(E.state_dict())
@@ -414,7 +415,7 @@ def table3_tests(df:pd.DataFrame, # `read_mturk` output
 # %% ../nbs/80_giftbench.ipynb #cb14d04c
 GENERATORS = ('vae', 'cgan', 'ddpm')
 CGAN_ARCH = 'cDCGAN: label embedding + conditional batch norm in G; projection D with an auxiliary classifier (AC-GAN loss); EMA of G (v2)'
-DDPM_ARCH = 'UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; ε-prediction; classifier-free guidance; EMA (v2)'
+DDPM_ARCH = 'UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; v-prediction; classifier-free guidance; EMA (v3)'
 
 def _train_data(dataset, B):
     x, y = load_dataset(dataset, 'train')
