@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['MAX_COMMIT_MB', 'ckpt_paths', 'torch_save_atomic', 'save_checkpoint', 'checkpoint_entry', 'load_checkpoint',
-           'StaleCheckpointError', 'spec_diff', 'stale_message', 'record_spec', 'load_or_train', 'checkpoints']
+           'StaleCheckpointError', 'spec_diff', 'stale_message', 'record_spec', 'load_or_train', 'checkpoints',
+           'weights_hash']
 
 # %% ../nbs/03_checkpoints.ipynb #adfc7e13
-import json, os, time
+import hashlib, json, os, time
 from pathlib import Path
 from typing import Callable
 
@@ -159,3 +160,16 @@ def checkpoints(cfg=None) -> pd.DataFrame:
     rows = [json.loads(p.read_text()) for p in sorted(cfg.ckpt_dir.glob('*.json'))] if cfg.ckpt_dir.exists() else []
     cols = ['name', 'profile', 'mb', 'producer', 'metrics', 'sha256', 'created']
     return pd.DataFrame(rows, columns=cols + [c for c in (rows[0] if rows else {}) if c not in cols])[cols]
+
+# %% ../nbs/03_checkpoints.ipynb #8587f9a1
+def weights_hash(*objs, # `nn.Module`s (their `state_dict`), dicts of plain settings (their sorted `repr`), or None (skipped)
+                 n:int=8 # Digest bytes
+                ) -> str:
+    "A short hex key of models' weights and settings: it changes when any weight or setting does"
+    h = hashlib.blake2b(digest_size=n)
+    for o in objs:
+        if o is None: continue
+        if isinstance(o, dict): h.update(repr(sorted(o.items())).encode()); continue
+        if not hasattr(o, 'state_dict'): raise TypeError(f"weights_hash takes nn.Modules, dicts or None, got {type(o).__name__}")
+        for k, t in o.state_dict().items(): h.update(k.encode()); h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()

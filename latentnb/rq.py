@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from .archive import Archive
 from .search import SearchResult, diffgan_search
 from .baseline import FuzzResult, drfuzz_search
+from .checkpoints import weights_hash
 
 # %% ../nbs/41_rq1_counts.ipynb #60a36702
 METHODS = ('DiffGAN', 'DRfuzz')
@@ -30,7 +31,7 @@ def _save_pickle(p:Path, obj):
     tmp = p.with_suffix(f'.tmp{os.getpid()}'); tmp.write_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)); tmp.replace(p)
 
 def _reopen(out_dir:Path, key:dict, stale:str='rerun'):
-    "The finished run in `out_dir` whose key (method, budget, cap, seed, code) is `key`, else None; `stale='warn'`: also one of other code, with a warning"
+    "The finished run in `out_dir` whose key (method, budget, cap, seed, weights, code) is `key`, else None; `stale='warn'`: also one of other code, with a warning"
     p = out_dir/RESULT_FILE
     if not p.exists(): return None
     saved = pickle.loads(p.read_bytes())  # only ever open folders you wrote: this is a pickle
@@ -65,7 +66,8 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     "Run `method` on the pair within the budget, or reopen its finished run in `out_dir`"
     if method not in METHODS: raise ValueError(f"Unknown method {method!r}; accepted: {METHODS}")
     out_dir = Path(out_dir)
-    key = dict(method=method, budget_s=float(budget_s), max_evals=max_evals, seed=seed, code=code_version(method))
+    key = dict(method=method, budget_s=float(budget_s), max_evals=max_evals, seed=seed,
+               weights=weights_hash(G if method == 'DiffGAN' else D, model_a, model_b), code=code_version(method))
     if stale not in ('rerun', 'warn'): raise ValueError(f"stale must be 'rerun' or 'warn', got {stale!r}")
     if resume and (done := _reopen(out_dir, key, stale)) is not None: return done
     kp, same = out_dir/KEY_FILE, lambda a, b: {k: v for k, v in a.items() if k != 'budget_s'} == {k: v for k, v in b.items() if k != 'budget_s'}
