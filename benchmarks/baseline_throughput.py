@@ -42,7 +42,8 @@ from latentnb.blackbox import as_blackbox
 from latentnb.fitness import ReclusterPolicy
 from latentnb.search import diffgan_search
 from latentnb.validity import disc_scores
-from latentnb.baseline import drfuzz_search, mutate, RULES
+from latentnb.baseline import drfuzz_search
+from latentnb.mutation import mutate, RULES
 
 cfg = load_config(args.profile, device=args.device)
 progress = sys.stdout.isatty()  # no progress bars in logs and pipes
@@ -55,6 +56,8 @@ def old_module():
     src = subprocess.run(['git', 'show', f'{args.old_commit}:latentnb/baseline.py'], cwd=root, capture_output=True, text=True)
     if src.returncode: sys.exit(f"cannot read latentnb/baseline.py at {args.old_commit}: {src.stderr.strip()}")
     f = Path(tempfile.mkdtemp())/'_baseline_old.py'; f.write_text(src.stdout)
+    from latentnb import search as _s, strategies as _st   # the old file imports `_bar` from latentnb.search; it lives in latentnb.strategies since 267504b
+    if not hasattr(_s, '_bar'): _s._bar = _st._bar
     spec = importlib.util.spec_from_file_location('latentnb._baseline_old', f)
     m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m)
     return m

@@ -7,6 +7,7 @@ __all__ = ['to_uint8', 'near_codes', 'Archive']
 
 # %% ../nbs/23_archive.ipynb #abab961c
 import hashlib, os, pickle, shutil
+from fastcore.basics import patch
 from pathlib import Path
 
 import numpy as np
@@ -58,50 +59,12 @@ class Archive:
         self.n += len(hashes)
         self._index_sample(hashes, images)
 
-    def add(self, images, # Triggering images (N, C, H, W), uint8 or float in [0,1]
-            z, # Their latent vectors (N, D)
-            p_a, p_b, # Both models' probabilities (N, K)
-            gen:int=0 # Generation that found them
-           ) -> int:
-        "Add the inputs whose exact bytes are new (kept in memory until `commit`); return how many were new"
-        u8 = to_uint8(images).cpu().numpy()
-        if len(u8) == 0: return 0
-        hs = [_digest(im.tobytes()) for im in u8]
-        new = []
-        for i, h in enumerate(hs):
-            if h not in self._hashes: self._hashes.add(h); new.append(i)
-        if not new: return 0
-        u8 = u8[new]
-        codes = near_codes(torch.from_numpy(u8), self.near_grid, self.near_levels)
-        self._near.update(_digest(bytes(c), 8) for c in codes)
-        hashes = np.frombuffer(b''.join(hs[i] for i in new), np.uint8).reshape(-1, 16)
-        np_ = lambda t: torch.as_tensor(t).detach().float().cpu().numpy()[new]
-        self._buf.append(dict(images=u8, z=np_(z), p_a=np_(p_a), p_b=np_(p_b), gen=np.full(len(new), gen, np.int32),
-                              hash=hashes, near=codes))
-        self._index_sample(hashes, u8)
-        self.n += len(new)
-        return len(new)
-
     def _index_sample(self, hashes, images):
         keys = np.ascontiguousarray(hashes[:, :8]).view(np.uint64).ravel()
         imgs = images if self._simgs is None else np.concatenate([self._simgs, images])
         keys = np.concatenate([self._skeys, keys])
         keep = np.argsort(keys, kind='stable')[:self.sample_size]
         self._skeys, self._simgs = keys[keep], imgs[keep]
-
-    def commit(self, **state) -> int:
-        "Write the buffered inputs as one chunk, then atomically the resume state (`state`, any picklable values)"
-        if self._buf:
-            c = {k: np.concatenate([b[k] for b in self._buf]) for k in self._buf[0]}
-            f = self.path/'chunks'/f'{self.n_chunks:06d}.npz'
-            tmp = f.with_suffix(f'.tmp{os.getpid()}')
-            with open(tmp, 'wb') as fh: np.savez(fh, **c)
-            tmp.replace(f); self.n_chunks += 1; self._buf = []
-        self.state = state
-        sp = self.path/'state.pkl'; tmp = sp.with_suffix(f'.tmp{os.getpid()}')
-        tmp.write_bytes(pickle.dumps(dict(n_chunks=self.n_chunks, n=self.n, user=state), protocol=pickle.HIGHEST_PROTOCOL))
-        tmp.replace(sp)
-        return self.n_chunks
 
     def __len__(self): return self.n
     @property
@@ -112,16 +75,59 @@ class Archive:
         "The in-memory uniform sample of at most `sample_size` archived images (uint8)"
         return torch.from_numpy(self._simgs) if self._simgs is not None else torch.zeros(0, dtype=torch.uint8)
 
-    def load(self, limit:int|None=None, # At most this many inputs (the first found)
-             fields=('images', 'z', 'p_a', 'p_b', 'gen')) -> dict:
-        "The committed inputs read back from disk, as NumPy arrays"
-        out, got = {k: [] for k in fields}, 0
-        for i in range(self.n_chunks):
-            if limit is not None and got >= limit: break
-            with np.load(self.path/'chunks'/f'{i:06d}.npz') as c:
-                for k in fields: out[k].append(c[k])
-                got += len(c['gen'])
-        out = {k: np.concatenate(v) if v else np.zeros(0) for k, v in out.items()}
-        return {k: v[:limit] for k, v in out.items()} if limit is not None else out
-
     def __repr__(self): return f"Archive({self.path}, {self.n} inputs, {self.n_near_unique} near-duplicate-free, {self.n_chunks} chunks)"
+
+# %% ../nbs/23_archive.ipynb #9afea582
+@patch
+def add(self:Archive, images, # Triggering images (N, C, H, W), uint8 or float in [0,1]
+        z, # Their latent vectors (N, D)
+        p_a, p_b, # Both models' probabilities (N, K)
+        gen:int=0 # Generation that found them
+       ) -> int:
+    "Add the inputs whose exact bytes are new (kept in memory until `commit`); return how many were new"
+    u8 = to_uint8(images).cpu().numpy()
+    if len(u8) == 0: return 0
+    hs = [_digest(im.tobytes()) for im in u8]
+    new = []
+    for i, h in enumerate(hs):
+        if h not in self._hashes: self._hashes.add(h); new.append(i)
+    if not new: return 0
+    u8 = u8[new]
+    codes = near_codes(torch.from_numpy(u8), self.near_grid, self.near_levels)
+    self._near.update(_digest(bytes(c), 8) for c in codes)
+    hashes = np.frombuffer(b''.join(hs[i] for i in new), np.uint8).reshape(-1, 16)
+    np_ = lambda t: torch.as_tensor(t).detach().float().cpu().numpy()[new]
+    self._buf.append(dict(images=u8, z=np_(z), p_a=np_(p_a), p_b=np_(p_b), gen=np.full(len(new), gen, np.int32),
+                          hash=hashes, near=codes))
+    self._index_sample(hashes, u8)
+    self.n += len(new)
+    return len(new)
+
+# %% ../nbs/23_archive.ipynb #0688ce9f
+@patch
+def commit(self:Archive, **state) -> int:
+    "Write the buffered inputs as one chunk, then atomically the resume state (`state`, any picklable values)"
+    if self._buf:
+        c = {k: np.concatenate([b[k] for b in self._buf]) for k in self._buf[0]}
+        f = self.path/'chunks'/f'{self.n_chunks:06d}.npz'
+        tmp = f.with_suffix(f'.tmp{os.getpid()}')
+        with open(tmp, 'wb') as fh: np.savez(fh, **c)
+        tmp.replace(f); self.n_chunks += 1; self._buf = []
+    self.state = state
+    sp = self.path/'state.pkl'; tmp = sp.with_suffix(f'.tmp{os.getpid()}')
+    tmp.write_bytes(pickle.dumps(dict(n_chunks=self.n_chunks, n=self.n, user=state), protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.replace(sp)
+    return self.n_chunks
+
+@patch
+def load(self:Archive, limit:int|None=None, # At most this many inputs (the first found)
+         fields=('images', 'z', 'p_a', 'p_b', 'gen')) -> dict:
+    "The committed inputs read back from disk, as NumPy arrays"
+    out, got = {k: [] for k in fields}, 0
+    for i in range(self.n_chunks):
+        if limit is not None and got >= limit: break
+        with np.load(self.path/'chunks'/f'{i:06d}.npz') as c:
+            for k in fields: out[k].append(c[k])
+            got += len(c['gen'])
+    out = {k: np.concatenate(v) if v else np.zeros(0) for k, v in out.items()}
+    return {k: v[:limit] for k, v in out.items()} if limit is not None else out

@@ -6,7 +6,7 @@
 __all__ = ['ARGUS_DATASETS', 'VARIANTS', 'CKPT_TAG', 'ARGUS_CODE', 'LENETS', 'VectorQuantizer', 'VQVAE', 'ArgusVAE',
            'interpolate', 'partner_index', 'LatentDiscriminator', 'InputDiscriminator', 'd_loss', 'g_adv_loss',
            'argus_step', 'train_argus', 'load_vqvae', 'load_argus', 'partner_draws', 'reconstruct', 'generate',
-           'argus_eval', 'argus_metrics', 'LeNet4', 'load_lenet', 'pick_per_class', 'balanced_holdout', 'retrain_gain']
+           'argus_metrics', 'argus_eval', 'LeNet4', 'load_lenet', 'pick_per_class', 'balanced_holdout', 'retrain_gain']
 
 # %% ../nbs/60_argus.ipynb #537609ea
 import copy, math, time
@@ -395,6 +395,50 @@ def _summary(acc, common, ok, rec_ok) -> dict:
                 error_rate_net=float(n_wrong[v].sum())/inputs, success_rate_net=float((hit & v)[ok].float().mean()),
                 label_diversity_net=float((nl*v)[ok].mean()))
 
+# %% ../nbs/60_argus.ipynb #ab76ab87
+def argus_metrics(gen:dict, # Output of `generate`
+                  x_seed:torch.Tensor, # The seeds passed to `generate`
+                  y_seed:torch.Tensor, # Their labels
+                  clf:nn.Module, # Classifier under test (logits)
+                  x_recon:torch.Tensor|None=None # The seeds' reconstructions G(q(E(x))) (None: taken as correctly classified)
+                 ) -> dict:
+    "Raw and net metrics of one materialised generation run against `clf` (the same as `argus_eval`'s)"
+    ok = predict(clf, x_seed) == y_seed
+    rec_ok = predict(clf, x_recon) == y_seed if x_recon is not None else torch.ones_like(ok)
+    si = gen['seed_idx']; N = len(y_seed)
+    ref = x_seed[si]
+    common = dict(mse=torch.zeros(N).index_add_(0, si, F.mse_loss(gen['x'], ref, reduction='none').mean((1, 2, 3))),
+                  ssim=torch.zeros(N).index_add_(0, si, ssim_pairs(gen['x'], ref).float()), n_ssim=torch.bincount(si, minlength=N).float())
+    acc = _new_acc(N)
+    _accumulate(acc, si, predict(clf, gen['x']), gen['label'], ssim_pairs(gen['x'], ref).float(), torch.ones(len(si), dtype=torch.bool))
+    return _summary(acc, common, ok, rec_ok)
+
+# %% ../nbs/60_argus.ipynb #4a3da9d4
+def _rank(si, pj, y_pool, n):
+    "Position of each draw among the draws of the same seed and other class (draws come in runs of `n`)"
+    key = si*100 + y_pool[pj]
+    first = torch.ones(len(key), dtype=torch.bool); first[1:] = key[1:] != key[:-1]
+    idx = torch.arange(len(key)); start = torch.cummax(torch.where(first, idx, torch.zeros_like(idx)), 0).values
+    return idx - start
+
+def _first_draws(kept:dict) -> dict:
+    "The kept images with only the first draw of each (seed, other class): a run split across chunks keeps its first draw only"
+    kept = {k: torch.cat(v) for k, v in kept.items()}
+    key = kept['seed_idx']*100 + kept['other_label']
+    first = torch.tensor([k not in seen and not seen.add(k) for seen in [set()] for k in key.tolist()], dtype=torch.bool)
+    return {k: v[first] for k, v in kept.items()}
+
+def _per_seed_table(y_seed, common, accs, ok, rec_ok) -> pd.DataFrame:
+    "One row per seed: mean MSE and SSIM, and per classifier whether the seed and its reconstruction are right, its error rate and labels reached"
+    N = len(y_seed)
+    n_in = accs[next(iter(accs))]['n_in'].clamp_min(1) if accs else torch.ones(N)
+    return pd.DataFrame(dict(seed=range(N), label=y_seed.tolist(), mse=(common['mse']/n_in).tolist(),
+                             ssim=(common['ssim']/common['n_ssim'].clamp_min(1)).tolist(),
+                             **{f'ok:{k}': ok[k].tolist() for k in accs}, **{f'rec_ok:{k}': rec_ok[k].tolist() for k in accs},
+                             **{f'error:{k}': (accs[k]['n_wrong']/n_in).tolist() for k in accs},
+                             **{f'labels:{k}': accs[k]['labels'].sum(1).tolist() for k in accs}))
+
+# %% ../nbs/60_argus.ipynb #2324b0f2
 @torch.no_grad()
 def argus_eval(model:nn.Module, # A trained generator with `.encode`, `.quantize`, `.decode`
                clfs:dict, # {name: classifier under test} (anything `as_blackbox` accepts)
@@ -431,43 +475,8 @@ def argus_eval(model:nn.Module, # A trained generator with `.encode`, `.quantize
             kk = (si < keep_seeds) & (_rank(si, pj, y_pool, n_partners) == 0)
             kept['x'].append(x[kk.to(dev)].cpu()); kept['seed_idx'].append(si[kk]); kept['other_label'].append(y_pool[pj[kk]])
     res = {k: _summary(accs[k], common, ok[k], rec_ok[k]) for k in bbs}
-    if keep_seeds:
-        kept = {k: torch.cat(v) for k, v in kept.items()}
-        key = kept['seed_idx']*100 + kept['other_label']            # a run split across chunks: keep its first draw only
-        first = torch.tensor([k not in seen and not seen.add(k) for seen in [set()] for k in key.tolist()], dtype=torch.bool)
-        kept = {k: v[first] for k, v in kept.items()}
-    else: kept = None
-    n_in = accs[next(iter(accs))]['n_in'].clamp_min(1) if accs else torch.ones(N)
-    per_seed = pd.DataFrame(dict(seed=range(N), label=y_seed.tolist(), mse=(common['mse']/n_in).tolist(),
-                                 ssim=(common['ssim']/common['n_ssim'].clamp_min(1)).tolist(),
-                                 **{f'ok:{k}': ok[k].tolist() for k in bbs}, **{f'rec_ok:{k}': rec_ok[k].tolist() for k in bbs},
-                                 **{f'error:{k}': (accs[k]['n_wrong']/n_in).tolist() for k in bbs},
-                                 **{f'labels:{k}': accs[k]['labels'].sum(1).tolist() for k in bbs}))
-    return dict(metrics=res, kept=kept, recon=xr, per_seed=per_seed)
-
-def _rank(si, pj, y_pool, n):
-    "Position of each draw among the draws of the same seed and other class (draws come in runs of `n`)"
-    key = si*100 + y_pool[pj]
-    first = torch.ones(len(key), dtype=torch.bool); first[1:] = key[1:] != key[:-1]
-    idx = torch.arange(len(key)); start = torch.cummax(torch.where(first, idx, torch.zeros_like(idx)), 0).values
-    return idx - start
-
-def argus_metrics(gen:dict, # Output of `generate`
-                  x_seed:torch.Tensor, # The seeds passed to `generate`
-                  y_seed:torch.Tensor, # Their labels
-                  clf:nn.Module, # Classifier under test (logits)
-                  x_recon:torch.Tensor|None=None # The seeds' reconstructions G(q(E(x))) (None: taken as correctly classified)
-                 ) -> dict:
-    "Raw and net metrics of one materialised generation run against `clf` (the same as `argus_eval`'s)"
-    ok = predict(clf, x_seed) == y_seed
-    rec_ok = predict(clf, x_recon) == y_seed if x_recon is not None else torch.ones_like(ok)
-    si = gen['seed_idx']; N = len(y_seed)
-    ref = x_seed[si]
-    common = dict(mse=torch.zeros(N).index_add_(0, si, F.mse_loss(gen['x'], ref, reduction='none').mean((1, 2, 3))),
-                  ssim=torch.zeros(N).index_add_(0, si, ssim_pairs(gen['x'], ref).float()), n_ssim=torch.bincount(si, minlength=N).float())
-    acc = _new_acc(N)
-    _accumulate(acc, si, predict(clf, gen['x']), gen['label'], ssim_pairs(gen['x'], ref).float(), torch.ones(len(si), dtype=torch.bool))
-    return _summary(acc, common, ok, rec_ok)
+    kept = _first_draws(kept) if keep_seeds else None
+    return dict(metrics=res, kept=kept, recon=xr, per_seed=_per_seed_table(y_seed, common, accs, ok, rec_ok))
 
 # %% ../nbs/60_argus.ipynb #3b58269f
 class LeNet4(nn.Module):

@@ -18,6 +18,7 @@ from torch import nn
 
 from .config import load_config
 from .data import sha256_file, ChecksumError
+from .report import note_reopened
 
 # %% ../nbs/03_checkpoints.ipynb #dca4000d
 MAX_COMMIT_MB = 25
@@ -77,6 +78,7 @@ def load_checkpoint(name:str, # Checkpoint name
     if sha256_file(pt) != entry['sha256']:
         raise ChecksumError(f"{pt}: sha256 differs from its manifest entry; delete {pt.name} and its .json to retrain")
     sd = torch.load(pt, map_location='cpu', weights_only=True)
+    note_reopened('checkpoint', pt.name)   # the results stamp lists the trained models a run loaded
     if model is None: return sd
     model.load_state_dict(sd)
     return model

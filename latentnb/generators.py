@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
+from fastcore.basics import patch
 from torch import nn
 
 from .config import load_config
@@ -72,79 +73,90 @@ class LatentGenerator:
         if self.latent_shape is not None and tuple(z.shape[1:]) != self.latent_shape:
             raise ValueError(f"{self.name}: latents must have shape (N, {', '.join(map(str, self.latent_shape))}), got {tuple(z.shape)}")
 
-    def sample(self, n:int, # Number of latents
-               gen:torch.Generator|None=None # Random generator (CPU)
-              ) -> torch.Tensor:
-        "`n` latents (n, *latent_shape) drawn from the prior, on the CPU"
-        if self.prior is None:
-            raise ValueError(f"Generator {self.name!r} cannot sample latents (it has no prior): encode images instead, "
-                             "e.g. pick endpoints from the dataset")
-        shape = (n, *self.latent_shape)
-        if self.prior == 'normal': return torch.randn(shape, generator=gen)
-        lo, hi = self.bounds
-        return lo + (hi - lo)*torch.rand(shape, generator=gen)
-
-    @torch.no_grad()
-    def encode(self, x:torch.Tensor # Images (N, C, H, W) in [0, 1]
-              ) -> torch.Tensor:
-        "Latents of images `x`, on the generator's device"
-        if not self.can_encode:
-            raise ValueError(f"Generator {self.name!r} has no encoder: sample latents from its prior or use archive entries with a latent")
-        z = _first(self.encode_fn(torch.as_tensor(x, dtype=torch.float32).to(self.device)))
-        if self.latent_shape is None: self.latent_shape = tuple(z.shape[1:])
-        return z
-
-    def candidates(self, labels:torch.Tensor, # Target label of each wanted seed (N,)
-                   g:torch.Generator # Random generator
-                  ) -> torch.Tensor:
-        "Candidate seed latents (N, *latent_shape) for `labels`: encoded `seed_images` of each label when given, else prior samples; clamped to the bounds"
-        labels = torch.as_tensor(labels)
-        if self.seed_images is None: return self.clamp(self.sample(len(labels), g))
-        x, y = self.seed_images
-        idx = []
-        for lab in labels.tolist():
-            pool = (y == lab).nonzero().flatten()
-            if len(pool) == 0: raise ValueError(f"{self.name}: no seed image of label {lab} to encode a seed from")
-            idx.append(pool[torch.randint(len(pool), (1,), generator=g)])
-        z = self.encode(x[torch.cat(idx)])
-        return self.clamp(z.reshape(len(labels), *self.latent_shape))
-
-    def _labels(self, y, n):
-        if not self.conditional: return None
-        if y is None: raise ValueError(f"{self.name} is class-conditional: pass labels y (N,) with the latents")
-        y = torch.as_tensor(y, dtype=torch.long).reshape(-1)
-        if len(y) != n: raise ValueError(f"{self.name}: {len(y)} labels for {n} latents")
-        if len(y) and (int(y.min()) < 0 or int(y.max()) >= self.n_classes):
-            raise ValueError(f"{self.name}: labels must be in 0..{self.n_classes - 1}, got {int(y.min())}..{int(y.max())}")
-        return y.to(self.device)
-
-    @torch.no_grad()
-    def decode(self, z:torch.Tensor, # Latents (N, *latent_shape)
-               y:torch.Tensor|None=None, # Labels (N,): required when conditional, ignored otherwise
-               bs:int|None=None # Batch size (default: `batch_size`)
-              ) -> torch.Tensor:
-        "Images (N, C, H, W) in [0, 1] of latents `z` (and labels `y`), quantised first for a VQ-VAE, on the generator's device"
-        z = torch.as_tensor(z)
-        self._check(z)
-        y = self._labels(y, len(z))
-        z, bs = z.to(self.device).float(), int(bs or self.batch_size)
-        outs = []
-        for i in range(0, max(len(z), 1), bs):
-            zi = z[i:i+bs]
-            if self.quantize_fn is not None: zi = _first(self.quantize_fn(zi))
-            x = _first(self.decode_fn(zi, None if y is None else y[i:i+bs])).float()
-            if x.dim() == 2: s = int(round(x.shape[1]**0.5)); x = x.reshape(-1, 1, s, s)
-            outs.append(x)
-        return torch.cat(outs).clamp(0, 1)
-
-    def mix(self, z_a, z_b, w):
-        "`(1 - w)·z_A + w·z_B` for a weight `w` (scalar or (N,) tensor), clamped to the bounds"
-        w = torch.as_tensor(w, dtype=z_a.dtype, device=z_a.device).reshape(-1, *([1]*(z_a.dim()-1)))
-        return self.clamp((1 - w)*z_a + w*z_b)
-
     def __repr__(self):
         return (f"LatentGenerator(name={self.name!r}, latent={self.latent_shape}, prior={self.prior}, bounds={self.bounds}, "
                 f"conditional={self.conditional}, encoder={self.can_encode}, steps={self.steps})")
+
+
+# %% ../nbs/06_generators.ipynb #lg000003
+@patch
+def sample(self:LatentGenerator, n:int, # Number of latents
+           gen:torch.Generator|None=None # Random generator (CPU)
+          ) -> torch.Tensor:
+    "`n` latents (n, *latent_shape) drawn from the prior, on the CPU"
+    if self.prior is None:
+        raise ValueError(f"Generator {self.name!r} cannot sample latents (it has no prior): encode images instead, "
+                         "e.g. pick endpoints from the dataset")
+    shape = (n, *self.latent_shape)
+    if self.prior == 'normal': return torch.randn(shape, generator=gen)
+    lo, hi = self.bounds
+    return lo + (hi - lo)*torch.rand(shape, generator=gen)
+
+@patch
+@torch.no_grad()
+def encode(self:LatentGenerator, x:torch.Tensor # Images (N, C, H, W) in [0, 1]
+          ) -> torch.Tensor:
+    "Latents of images `x`, on the generator's device"
+    if not self.can_encode:
+        raise ValueError(f"Generator {self.name!r} has no encoder: sample latents from its prior or use archive entries with a latent")
+    z = _first(self.encode_fn(torch.as_tensor(x, dtype=torch.float32).to(self.device)))
+    if self.latent_shape is None: self.latent_shape = tuple(z.shape[1:])
+    return z
+
+@patch
+def candidates(self:LatentGenerator, labels:torch.Tensor, # Target label of each wanted seed (N,)
+               g:torch.Generator # Random generator
+              ) -> torch.Tensor:
+    "Candidate seed latents (N, *latent_shape) for `labels`: encoded `seed_images` of each label when given, else prior samples; clamped to the bounds"
+    labels = torch.as_tensor(labels)
+    if self.seed_images is None: return self.clamp(self.sample(len(labels), g))
+    x, y = self.seed_images
+    idx = []
+    for lab in labels.tolist():
+        pool = (y == lab).nonzero().flatten()
+        if len(pool) == 0: raise ValueError(f"{self.name}: no seed image of label {lab} to encode a seed from")
+        idx.append(pool[torch.randint(len(pool), (1,), generator=g)])
+    z = self.encode(x[torch.cat(idx)])
+    return self.clamp(z.reshape(len(labels), *self.latent_shape))
+
+
+# %% ../nbs/06_generators.ipynb #lg000006
+@patch
+def _labels(self:LatentGenerator, y, n):
+    if not self.conditional: return None
+    if y is None: raise ValueError(f"{self.name} is class-conditional: pass labels y (N,) with the latents")
+    y = torch.as_tensor(y, dtype=torch.long).reshape(-1)
+    if len(y) != n: raise ValueError(f"{self.name}: {len(y)} labels for {n} latents")
+    if len(y) and (int(y.min()) < 0 or int(y.max()) >= self.n_classes):
+        raise ValueError(f"{self.name}: labels must be in 0..{self.n_classes - 1}, got {int(y.min())}..{int(y.max())}")
+    return y.to(self.device)
+
+@patch
+@torch.no_grad()
+def decode(self:LatentGenerator, z:torch.Tensor, # Latents (N, *latent_shape)
+           y:torch.Tensor|None=None, # Labels (N,): required when conditional, ignored otherwise
+           bs:int|None=None # Batch size (default: `batch_size`)
+          ) -> torch.Tensor:
+    "Images (N, C, H, W) in [0, 1] of latents `z` (and labels `y`), quantised first for a VQ-VAE, on the generator's device"
+    z = torch.as_tensor(z)
+    self._check(z)
+    y = self._labels(y, len(z))
+    z, bs = z.to(self.device).float(), int(bs or self.batch_size)
+    outs = []
+    for i in range(0, max(len(z), 1), bs):
+        zi = z[i:i+bs]
+        if self.quantize_fn is not None: zi = _first(self.quantize_fn(zi))
+        x = _first(self.decode_fn(zi, None if y is None else y[i:i+bs])).float()
+        if x.dim() == 2: s = int(round(x.shape[1]**0.5)); x = x.reshape(-1, 1, s, s)
+        outs.append(x)
+    return torch.cat(outs).clamp(0, 1)
+
+@patch
+def mix(self:LatentGenerator, z_a, z_b, w):
+    "`(1 - w)·z_A + w·z_B` for a weight `w` (scalar or (N,) tensor), clamped to the bounds"
+    w = torch.as_tensor(w, dtype=z_a.dtype, device=z_a.device).reshape(-1, *([1]*(z_a.dim()-1)))
+    return self.clamp((1 - w)*z_a + w*z_b)
+
 
 # %% ../nbs/06_generators.ipynb #5f2a16e4
 def gan_generator(G:nn.Module, # DCGAN generator: z (N, nz) in `z_bounds` -> images; attributes `nz`, `z_bounds`

@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['DATASETS', 'PROXY_NAME', 'MTURK_DIR', 'MTURK_FILES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS',
-           'CGAN_ARCH', 'DDPM_ARCH', 'CondBatchNorm2d', 'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan',
-           'GuidedUNet', 'build_unet', 'train_ddpm', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search',
-           'proxy_oracle', 'summarise', 'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3',
-           'table3_tests', 'cgan_spec', 'ddpm_spec', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators',
-           'sample_quality', 'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier',
-           'image_table', 'status_line', 'GiftbenchPanel', 'control_panel']
+           'GIFT_STEPS', 'VAE_BOUND', 'CGAN_BS', 'CGAN_LR', 'CGAN_AUX', 'P_UNCOND', 'CGAN_ARCH', 'DDPM_ARCH',
+           'CondBatchNorm2d', 'CondGenerator', 'CondDiscriminator', 'CGAN', 'train_cgan', 'GuidedUNet', 'build_unet',
+           'train_ddpm', 'margin', 'viable_seeds', 'GiftResult', 'giftbench_search', 'proxy_oracle', 'summarise',
+           'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'cgan_spec', 'ddpm_spec',
+           'load_cgan', 'load_ddpm', 'load_generator', 'load_generators', 'sample_quality', 'quality_table',
+           'inference_ms', 'run_giftbench', 'export_zip', 'default_classifier', 'image_table', 'status_line',
+           'GiftbenchPanel', 'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
 import io, math, re, time, zipfile
@@ -215,6 +216,7 @@ class GiftResult:
         return pd.DataFrame(dict(seed=range(len(self.y)), label=self.y.tolist(), failed=self.failed.tolist(),
                                  iterations=self.iterations.tolist(), pred=self.pred.tolist()))
 
+# %% ../nbs/80_giftbench.ipynb #9edc9c5c
 def giftbench_search(gen:LatentGenerator, # The generator
                      classify, # Black box: images -> probabilities (N, K)
                      z0:torch.Tensor, # Viable seed latents (S, *latent_shape), any device (the search keeps them on the CPU)
@@ -347,6 +349,7 @@ def _label(v):
     s = str(v).strip()
     return int(s) if s.isdigit() else s
 
+# %% ../nbs/80_giftbench.ipynb #0dfe2e2a
 def read_mturk(csv, # A GIFTbench MTurk study file as released (one row per image, both raters' answers)
                drop:bool=False, # Return bad rows separately instead of raising
               ) -> pd.DataFrame:
@@ -385,6 +388,7 @@ def read_mturk(csv, # A GIFTbench MTurk study file as released (one row per imag
     out = out.reset_index(drop=True)
     return (out, d[bad].assign(reason=reasons[bad])) if drop else out
 
+# %% ../nbs/80_giftbench.ipynb #8775bb0c
 _ORDER = {'low': 0, 'high': 1, 'vae': 0, 'gan': 1, 'sd': 2}
 
 def human_table3(df:pd.DataFrame # `read_mturk` output (one or several files concatenated)
@@ -414,6 +418,18 @@ def table3_tests(df:pd.DataFrame, # `read_mturk` output
 
 # %% ../nbs/80_giftbench.ipynb #cb14d04c
 GENERATORS = ('vae', 'cgan', 'ddpm')
+# σ of the GA's Gaussian perturbation per generator, GIFTbench's 'low' and 'high' step. GIFTbench (§2.2) searches each
+# generator with a low and a high step but publishes no values: these are the project's, set when notebook 80 was first
+# written (commit e326092) and equal to the adapters' defaults in `latentnb.generators` (notebook 06).
+GIFT_STEPS = {
+    'vae':  {'low': 0.1, 'high': 0.5},    # N(0, I) prior clamped to ±VAE_BOUND: a tenth / half of the prior's standard deviation
+    'cgan': {'low': 0.1, 'high': 0.5},    # the same N(0, I) prior (100-d latent): the same fractions
+    'ddpm': {'low': 0.05, 'high': 0.2},   # x_T ~ N(0, I) over 784 pixels, decoded deterministically by DDIM: smaller steps
+}
+VAE_BOUND = 3.0   # the VAE's latent is clamped to [-3, 3] (±3 prior standard deviations)
+CGAN_BS, CGAN_LR = 64, 2e-4   # cGAN batch size and Adam learning rate (2e-4: the DCGAN paper's, Radford et al. 2016)
+CGAN_AUX = 1.0    # weight of the auxiliary-classifier (AC-GAN) class loss next to the adversarial loss
+P_UNCOND = 0.1    # share of training labels dropped to 'no label' so one UNet learns v(x, y) and v(x, ∅) (classifier-free guidance)
 CGAN_ARCH = 'cDCGAN: label embedding + conditional batch norm in G; projection D with an auxiliary classifier (AC-GAN loss); EMA of G (v2)'
 DDPM_ARCH = 'UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; v-prediction; classifier-free guidance; EMA (v3)'
 
@@ -428,15 +444,16 @@ def cgan_spec(dataset:str, cfg) -> dict:
     "Everything the cGAN's weights depend on under `cfg`'s profile (recorded in its manifest; a change retrains)"
     B = cfg.budget('giftbench')
     return dict(arch=CGAN_ARCH, dataset=dataset, split='train', n_train=int(B.gen_n_train), width=int(B.cgan_width),
-                epochs=int(B.cgan_epochs), bs=64, lr=2e-4, aux=1.0, ema=float(B.cgan_ema), seed=cfg.seed)
+                epochs=int(B.cgan_epochs), bs=CGAN_BS, lr=CGAN_LR, aux=CGAN_AUX, ema=float(B.cgan_ema), seed=cfg.seed)
 
 def ddpm_spec(dataset:str, cfg) -> dict:
     "Everything the diffusion model's weights depend on under `cfg`'s profile"
     B = cfg.budget('giftbench')
     return dict(arch=DDPM_ARCH, schedule=DDPM_SCHEDULE, dataset=dataset, split='train', n_train=int(B.gen_n_train),
                 channels=list(B.ddpm_channels), steps=int(B.ddpm_steps), bs=int(B.ddpm_bs), lr=float(B.ddpm_lr),
-                p_uncond=0.1, ema=float(B.ddpm_ema), seed=cfg.seed)
+                p_uncond=P_UNCOND, ema=float(B.ddpm_ema), seed=cfg.seed)
 
+# %% ../nbs/80_giftbench.ipynb #bd8580b6
 def load_cgan(dataset:str, cfg=None, progress:bool=True) -> CGAN:
     "The trained cGAN of `dataset` (loaded, or trained per the active profile on `cfg.device`); `.G` is the EMA generator, on the CPU"
     cfg = cfg or load_config(seed_all=False); s = cgan_spec(dataset, cfg)
@@ -465,14 +482,14 @@ def load_generator(dataset:str, # 'mnist' or 'fashion-mnist'
     if dataset not in DATASETS: raise ValueError(f"Unknown dataset {dataset!r}; accepted: {', '.join(DATASETS)}")
     if kind not in GENERATORS: raise ValueError(f"Unknown generator {kind!r}; accepted: {', '.join(GENERATORS)}")
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('giftbench')
-    if kind == 'cgan': gen = cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan')
+    if kind == 'cgan': gen = cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan', steps=GIFT_STEPS['cgan'])
     elif kind == 'ddpm':
         m = load_ddpm(dataset, cfg, progress)
-        gen = ddim_generator(m, int(B.ddim_steps), name='ddpm'); gen.info['guidance'] = m.guidance
+        gen = ddim_generator(m, int(B.ddim_steps), name='ddpm', steps=GIFT_STEPS['ddpm']); gen.info['guidance'] = m.guidance
     else:
         from latentnb.vae import load_vae  # notebook 50
         x, y = load_dataset(dataset, 'test')
-        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-3.0, 3.0), seed_images=(x, y))
+        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-VAE_BOUND, VAE_BOUND), seed_images=(x, y), steps=GIFT_STEPS['vae'])
     return gen.to(cfg.device)
 
 def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True) -> dict:
@@ -591,6 +608,9 @@ def status_line(row:dict # A `summarise` row
             f"({row['n_misclassified']} of {row['n_viable']} viable seeds), mean iterations {row['mean_iterations']} "
             f"(over all viable seeds, a seed without failure counted at the budget), {row['seconds']} s")
 
+# %% ../nbs/80_giftbench.ipynb #5c34ecd5
+from fastcore.basics import patch
+
 class GiftbenchPanel:
     "Widgets and handlers of the GIFTbench control panel (show `.widget`); Run searches in a background thread"
     def __init__(self, cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
@@ -628,73 +648,85 @@ class GiftbenchPanel:
                               W.HBox([self.zip_path, self.export_button])])
         self.widget.panel = self
 
-    def _classifier(self, dataset):
-        f = self.clf_file.value.strip()
-        return check_model(f if f else self._clf(dataset), data=dataset, device=self.cfg.device), (Path(f).stem if f else 'zoo-pair1-A')
+# %% ../nbs/80_giftbench.ipynb #82573ddf
+@patch
+def _classifier(self:GiftbenchPanel, dataset):
+    f = self.clf_file.value.strip()
+    return check_model(f if f else self._clf(dataset), data=dataset, device=self.cfg.device), (Path(f).stem if f else 'zoo-pair1-A')
 
-    def start(self):
-        "Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status update as it goes"
-        import threading
-        if self.thread is not None and self.thread.is_alive(): self.status.value = 'A search is running: wait for it to finish'; return self.thread
-        self.thread = threading.Thread(target=self.run, daemon=True); self.thread.start()
-        return self.thread
+@patch
+def start(self:GiftbenchPanel):
+    "Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status update as it goes"
+    import threading
+    if self.thread is not None and self.thread.is_alive(): self.status.value = 'A search is running: wait for it to finish'; return self.thread
+    self.thread = threading.Thread(target=self.run, daemon=True); self.thread.start()
+    return self.thread
 
-    def wait(self, timeout=None):
-        "Block until a search started by `start` has finished; returns its row"
-        if self.thread is not None: self.thread.join(timeout)
-        return self.row
+@patch
+def wait(self:GiftbenchPanel, timeout=None):
+    "Block until a search started by `start` has finished; returns its row"
+    if self.thread is not None: self.thread.join(timeout)
+    return self.row
 
-    def run(self):
-        "Load, search (progress bar and status per generation), show the status line, the per-image table and the gallery"
-        import matplotlib.pyplot as plt
-        ds, kind = self.dataset.value, self.generator.value
-        self.status.value = f'loading {kind} on {ds} ...'; self.run_button.disabled = True
-        try:
-            key = (ds, kind)
-            if key not in self._cache: self._cache[key] = self._gen(ds, kind)
-            gen = self._cache[key]
-            clf, self.clf_name = self._classifier(ds)
-        except Exception as e:
-            self.status.value = f'<b style="color:#b00">Error:</b> {type(e).__name__}: {e}'; self.result = self.row = None
-            self.run_button.disabled = False; return None
-        total = int(self.iters.value)
-        self.progress.max, self.progress.value = total, 0
-        def cb(it, n_active):
-            self.progress.value = min(it, total)
-            self.status.value = f'{kind} on {ds}: generation {min(it, total)}/{total}, {n_active} seed(s) still searching ...'
-        judge = self._judge(ds) if self._judge else None
-        try:
-            self.row, self.result = run_giftbench(gen, clf, ds, int(self.n_seeds.value), int(self.pop.value), total,
-                                                  self.step.value, judge=judge, seed=self.cfg.seed, progress=False, callback=cb)
-        except Exception as e:
-            self.status.value = f'<b style="color:#b00">Error during the search:</b> {type(e).__name__}: {e}'; self.result = self.row = None
-            self.run_button.disabled = False; return None
-        self.status.value = status_line(self.row)
-        r = self.result
-        self.images = image_table(r)
-        show = self.images.assign(original=[_img_html(x) for x in r.x0], image=[_img_html(x) for x in r.x_fail])
-        from IPython.display import HTML, display
-        self.table.clear_output()
-        with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']].to_html(escape=False, index=False)))
-        self.gallery.clear_output()
-        f = r.failed.nonzero().flatten()[:8]
-        if len(f):
-            from latentnb.report import image_grid
-            fig = image_grid(torch.cat([r.x0[f], r.x_fail[f]]), ncols=len(f),
-                             titles=[f'y={int(r.y[s])}' for s in f] + [f'pred {int(r.pred[s])} @{int(r.iterations[s])}' for s in f],
-                             row_titles=['original', 'failing'])
-            with self.gallery: display(fig)
-            plt.close(fig)
-        self.export_button.disabled = len(r.y) == 0
-        self.run_button.disabled = False
-        return self.row
+@patch
+def run(self:GiftbenchPanel):
+    "Load, search (progress bar and status per generation), show the status line, the per-image table and the gallery"
+    ds, kind = self.dataset.value, self.generator.value
+    self.status.value = f'loading {kind} on {ds} ...'; self.run_button.disabled = True
+    try:
+        key = (ds, kind)
+        if key not in self._cache: self._cache[key] = self._gen(ds, kind)
+        gen = self._cache[key]
+        clf, self.clf_name = self._classifier(ds)
+    except Exception as e:
+        self.status.value = f'<b style="color:#b00">Error:</b> {type(e).__name__}: {e}'; self.result = self.row = None
+        self.run_button.disabled = False; return None
+    total = int(self.iters.value)
+    self.progress.max, self.progress.value = total, 0
+    def cb(it, n_active):
+        self.progress.value = min(it, total)
+        self.status.value = f'{kind} on {ds}: generation {min(it, total)}/{total}, {n_active} seed(s) still searching ...'
+    judge = self._judge(ds) if self._judge else None
+    try:
+        self.row, self.result = run_giftbench(gen, clf, ds, int(self.n_seeds.value), int(self.pop.value), total,
+                                              self.step.value, judge=judge, seed=self.cfg.seed, progress=False, callback=cb)
+    except Exception as e:
+        self.status.value = f'<b style="color:#b00">Error during the search:</b> {type(e).__name__}: {e}'; self.result = self.row = None
+        self.run_button.disabled = False; return None
+    return self._show_result()
 
-    def export(self, path=None):
-        "Handler of the Export button: zip the original and the generated image of every viable seed, and `results.csv`"
-        if self.result is None: self.status.value = 'Nothing to export: run a search first'; return None
-        p = export_zip(self.result, path or self.zip_path.value, self.dataset.value, self.clf_name)
-        self.status.value = status_line(self.row) + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}'
-        return p
+# %% ../nbs/80_giftbench.ipynb #61b80f12
+@patch
+def _show_result(self:GiftbenchPanel):
+    "After a search: the status line, the per-image table with the images, the gallery of failures; enables Export; returns the row"
+    import matplotlib.pyplot as plt
+    self.status.value = status_line(self.row)
+    r = self.result
+    self.images = image_table(r)
+    show = self.images.assign(original=[_img_html(x) for x in r.x0], image=[_img_html(x) for x in r.x_fail])
+    from IPython.display import HTML, display
+    self.table.clear_output()
+    with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']].to_html(escape=False, index=False)))
+    self.gallery.clear_output()
+    f = r.failed.nonzero().flatten()[:8]
+    if len(f):
+        from latentnb.report import image_grid
+        fig = image_grid(torch.cat([r.x0[f], r.x_fail[f]]), ncols=len(f),
+                         titles=[f'y={int(r.y[s])}' for s in f] + [f'pred {int(r.pred[s])} @{int(r.iterations[s])}' for s in f],
+                         row_titles=['original', 'failing'])
+        with self.gallery: display(fig)
+        plt.close(fig)
+    self.export_button.disabled = len(r.y) == 0
+    self.run_button.disabled = False
+    return self.row
+
+@patch
+def export(self:GiftbenchPanel, path=None):
+    "Handler of the Export button: zip the original and the generated image of every viable seed, and `results.csv`"
+    if self.result is None: self.status.value = 'Nothing to export: run a search first'; return None
+    p = export_zip(self.result, path or self.zip_path.value, self.dataset.value, self.clf_name)
+    self.status.value = status_line(self.row) + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}'
+    return p
 
 def control_panel(cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
     "The GIFTbench control panel widget (its `GiftbenchPanel` is `.panel`)"

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
+from fastcore.basics import patch
 
 from .config import load_config
 from .data import verify_sha256
@@ -178,34 +179,37 @@ class RatingForm:
         if self._widget is not None: self._refresh()
         return row
 
-    def widget(self):
-        "The ipywidgets form (image, two 1–5 scales, Next)"
-        import ipywidgets as W
-        lik = lambda: W.ToggleButtons(options=[1, 2, 3, 4, 5], value=None, style={'button_width': '36px'})
-        self._img, self._q1, self._q2 = W.Image(format='png', width=168, height=168), lik(), lik()
-        self._l1, self._l2, self._info = W.Label(), W.Label(), W.HTML()
-        nxt = W.Button(description='Next', button_style='primary')
-        def on_next(_):
-            if self._q1.value is None or self._q2.value is None: self._info.value = '<b>Please answer both questions.</b>'; return
-            self.submit(self._q1.value, self._q2.value)
-        nxt.on_click(on_next)
-        self._widget = W.VBox([self._info, self._img, self._l1, self._q1, self._l2, self._q2, nxt])
-        self._refresh()
-        return self._widget
+# %% ../nbs/56_humanstudy.ipynb #aecaed79
+@patch
+def widget(self:RatingForm):
+    "The ipywidgets form (image, two 1–5 scales, Next)"
+    import ipywidgets as W
+    lik = lambda: W.ToggleButtons(options=[1, 2, 3, 4, 5], value=None, style={'button_width': '36px'})
+    self._img, self._q1, self._q2 = W.Image(format='png', width=168, height=168), lik(), lik()
+    self._l1, self._l2, self._info = W.Label(), W.Label(), W.HTML()
+    nxt = W.Button(description='Next', button_style='primary')
+    def on_next(_):
+        if self._q1.value is None or self._q2.value is None: self._info.value = '<b>Please answer both questions.</b>'; return
+        self.submit(self._q1.value, self._q2.value)
+    nxt.on_click(on_next)
+    self._widget = W.VBox([self._info, self._img, self._l1, self._q1, self._l2, self._q2, nxt])
+    self._refresh()
+    return self._widget
 
-    def _refresh(self):
-        q = self.current
-        n, left = len(self.questions), len(self.todo)
-        if q is None:
-            self._info.value = f'<b>All {n} questions answered. Thank you!</b>'
-            for w in (self._img, self._q1, self._q2, self._l1, self._l2): w.layout.display = 'none'
-            return
-        self._img.value = (self.folder/q['image']).read_bytes()
-        self._l1.value = f"How much does this image look like a {q['source']}? (1 = not at all, 5 = clearly)"
-        self._l2.value = f"How much does this image look like a {q['target']}? (1 = not at all, 5 = clearly)"
-        self._q1.value = self._q2.value = None
-        self._info.value = f'Question {n - left + 1} of {n}'
-        self.shown_at = self.clock()
+@patch
+def _refresh(self:RatingForm):
+    q = self.current
+    n, left = len(self.questions), len(self.todo)
+    if q is None:
+        self._info.value = f'<b>All {n} questions answered. Thank you!</b>'
+        for w in (self._img, self._q1, self._q2, self._l1, self._l2): w.layout.display = 'none'
+        return
+    self._img.value = (self.folder/q['image']).read_bytes()
+    self._l1.value = f"How much does this image look like a {q['source']}? (1 = not at all, 5 = clearly)"
+    self._l2.value = f"How much does this image look like a {q['target']}? (1 = not at all, 5 = clearly)"
+    self._q1.value = self._q2.value = None
+    self._info.value = f'Question {n - left + 1} of {n}'
+    self.shown_at = self.clock()
 
 def collect_ratings(folder) -> pd.DataFrame:
     "Every rater's answers under `<folder>/ratings/`, joined with the key: a table in the ratings schema"
@@ -274,6 +278,28 @@ def _cls(v):
     s = str(v).strip()
     return int(s) if s.lstrip('-').isdigit() else s
 
+def _sinvad_answer(a:dict, # One parsed TEST `response` of SINVAD's trial file
+                   uid:str, # Its rater
+                   meta:dict, # {experiment number: (source, target)}
+                  ) -> tuple:
+    "(ratings row, []) for a good answer, (None, reasons) for a bad one; scores are confidence + 1"
+    m = re.fullmatch(r'E(\d+)_(\w+)', str(a.get('expr', '')))
+    why = []
+    if not m: why.append(f"expr {a.get('expr')!r} is not E<no>_<METHOD>")
+    elif m.group(2).upper() not in SINVAD_METHODS: why.append(f"unknown method {m.group(2)!r} (accepted: SINVAD, FGSM, CW, real; any case)")
+    elif int(m.group(1)) not in meta: why.append(f'experiment {int(m.group(1))} is not in the metadata')
+    c = [a.get('c1_confidence'), a.get('c2_confidence')]
+    if not all(isinstance(v, int) and 0 <= v <= 4 for v in c): why.append(f'confidences {c} must be integers 0–4')
+    rt = a.get('rt')
+    if not (isinstance(rt, (int, float)) and rt >= 0): why.append(f'rt {rt!r} must be milliseconds ≥ 0')
+    if why: return None, why
+    no = int(m.group(1)); src, tgt = meta[no]
+    c1, c2 = c[0] + 1, c[1] + 1   # c1 asks about the class that sorts first, c2 about the other (SINVAD's form)
+    s, g = (c1, c2) if str(src) < str(tgt) else (c2, c1)
+    return dict(rater=uid, item=a['expr'], method=SINVAD_METHODS[m.group(2).upper()], seed=no, source=src, target=tgt,
+                source_score=s, target_score=g, seconds=rt/1000), []
+
+# %% ../nbs/56_humanstudy.ipynb #de0081b6
 def read_sinvad_study(trials_csv, # SINVAD's published trial file (`uid, response_no, unix_time, response`)
                       metadata_csv, # Its metadata (`ExpNo, TargetClass, SeedClass`)
                       min_answers:int=30, # Raters with fewer TEST answers are dropped (the study's rule)
@@ -294,21 +320,9 @@ def read_sinvad_study(trials_csv, # SINVAD's published trial file (`uid, respons
         try: a = json.loads(r.response)
         except (TypeError, ValueError): bad.append(dict(line=line, uid=r.uid, reason='response is not JSON')); continue
         if a.get('phase') != 'TEST': continue
-        m = re.fullmatch(r'E(\d+)_(\w+)', str(a.get('expr', '')))
-        why = []
-        if not m: why.append(f"expr {a.get('expr')!r} is not E<no>_<METHOD>")
-        elif m.group(2).upper() not in SINVAD_METHODS: why.append(f"unknown method {m.group(2)!r} (accepted: SINVAD, FGSM, CW, real; any case)")
-        elif int(m.group(1)) not in meta: why.append(f'experiment {int(m.group(1))} is not in the metadata')
-        c = [a.get('c1_confidence'), a.get('c2_confidence')]
-        if not all(isinstance(v, int) and 0 <= v <= 4 for v in c): why.append(f'confidences {c} must be integers 0–4')
-        rt = a.get('rt')
-        if not (isinstance(rt, (int, float)) and rt >= 0): why.append(f'rt {rt!r} must be milliseconds ≥ 0')
-        if why: bad.append(dict(line=line, uid=r.uid, reason='; '.join(why))); continue
-        no = int(m.group(1)); src, tgt = meta[no]
-        c1, c2 = c[0] + 1, c[1] + 1   # c1 asks about the class that sorts first, c2 about the other (SINVAD's form)
-        s, g = (c1, c2) if str(src) < str(tgt) else (c2, c1)
-        rows.append(dict(rater=r.uid, item=a['expr'], method=SINVAD_METHODS[m.group(2).upper()], seed=no, source=src, target=tgt,
-                         source_score=s, target_score=g, seconds=rt/1000))
+        row, why = _sinvad_answer(a, r.uid, meta)
+        if why: bad.append(dict(line=line, uid=r.uid, reason='; '.join(why)))
+        else: rows.append(row)
     bad = pd.DataFrame(bad, columns=['line', 'uid', 'reason'])
     if len(bad) and not drop:
         show = '\n'.join(f"  line {b.line}: uid={b.uid!r}: {b.reason}" for b in bad.head(10).itertuples())

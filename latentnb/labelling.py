@@ -7,6 +7,7 @@ __all__ = ['LABELS', 'KEYS', 'COLUMNS', 'labels_path', 'read_labels', 'write_lab
 
 # %% ../nbs/31_labelling.ipynb #3becc1ac
 import io, os, time
+from fastcore.basics import patch
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,7 @@ def _png(img, scale:int=8) -> bytes:
     im = Image.fromarray(a); im = im.resize((im.width*scale, im.height*scale), Image.NEAREST)
     buf = io.BytesIO(); im.save(buf, format='PNG'); return buf.getvalue()
 
+# %% ../nbs/31_labelling.ipynb #795cb14f
 class Labeller:
     "Label `images` one by one as valid / invalid / skip; saves after every answer and resumes"
     def __init__(self, images, # Images (N, C, H, W) or (N, H, W) in [0,1]
@@ -102,75 +104,86 @@ class Labeller:
         "The answers so far for this label set's images (latest answer per image)"
         return self.df[self.df.item.isin(set(self.ids))].drop_duplicates('item', keep='last').reset_index(drop=True)
 
-    def answer(self, label:str):
-        "Record `label` ('valid', 'invalid' or 'skip') for the current image, save, show the next"
-        if label not in LABELS: raise ValueError(f"Unknown label {label!r}; accepted: {', '.join(LABELS)}")
-        if self.done: return
-        item = self.ids[self.pos]
-        row = pd.DataFrame([dict(item=item, label=label, labeller=self.labeller, time=time.strftime('%Y-%m-%dT%H:%M:%S'))])
-        self.df = pd.concat([self.df[self.df.item != item], row], ignore_index=True)
-        write_labels(self.df, self.path)
-        self._history.append(item)
-        self._advance()
+# %% ../nbs/31_labelling.ipynb #45f1f98b
+@patch
+def answer(self:Labeller, label:str):
+    "Record `label` ('valid', 'invalid' or 'skip') for the current image, save, show the next"
+    if label not in LABELS: raise ValueError(f"Unknown label {label!r}; accepted: {', '.join(LABELS)}")
+    if self.done: return
+    item = self.ids[self.pos]
+    row = pd.DataFrame([dict(item=item, label=label, labeller=self.labeller, time=time.strftime('%Y-%m-%dT%H:%M:%S'))])
+    self.df = pd.concat([self.df[self.df.item != item], row], ignore_index=True)
+    write_labels(self.df, self.path)
+    self._history.append(item)
+    self._advance()
 
-    def undo(self):
-        "Forget the last answer of this session (and save), showing that image again"
-        if not self._history: return
-        item = self._history.pop()
-        self.df = self.df[self.df.item != item].reset_index(drop=True)
-        write_labels(self.df, self.path)
-        self._advance()
+@patch
+def undo(self:Labeller):
+    "Forget the last answer of this session (and save), showing that image again"
+    if not self._history: return
+    item = self._history.pop()
+    self.df = self.df[self.df.item != item].reset_index(drop=True)
+    write_labels(self.df, self.path)
+    self._advance()
 
-    # --- widgets -----------------------------------------------------------------------------------
-    def _build(self):
-        self._history = []
-        self.image = W.Image(format='png', layout=W.Layout(border='1px solid #ccc'))
-        self.caption = W.HTML()
-        mk = lambda desc, style, key: W.Button(description=desc, button_style=style, tooltip=f'key: {key}')
-        self.b_valid, self.b_invalid, self.b_skip = mk('Valid', 'success', 'v or 1'), mk('Invalid', 'danger', 'i or 2'), mk('Skip', '', 's or 3')
-        self.b_undo = W.Button(description='Undo', icon='undo', tooltip='key: u')
-        self.b_valid.on_click(self.on_valid); self.b_invalid.on_click(self.on_invalid)
-        self.b_skip.on_click(self.on_skip); self.b_undo.on_click(lambda b: self.undo())
-        self.keys = W.Text(placeholder='click here, then type v / i / s (u: undo)', layout=W.Layout(width='320px'))
-        self.keys.observe(self.on_key, names='value')
-        self.progress = W.IntProgress(min=0, max=max(1, len(self.ids)), description='labelled')
-        self.status = W.HTML()
-        self.widget = W.VBox([W.HTML(f"<b>{self.name}</b>: is this a valid input?"), self.image, self.caption,
-                              W.HBox([self.b_valid, self.b_invalid, self.b_skip, self.b_undo]), self.keys,
-                              W.HBox([self.progress, self.status])])
+# %% ../nbs/31_labelling.ipynb #ba66418e
+@patch
+def _build(self:Labeller):
+    self._history = []
+    self.image = W.Image(format='png', layout=W.Layout(border='1px solid #ccc'))
+    self.caption = W.HTML()
+    mk = lambda desc, style, key: W.Button(description=desc, button_style=style, tooltip=f'key: {key}')
+    self.b_valid, self.b_invalid, self.b_skip = mk('Valid', 'success', 'v or 1'), mk('Invalid', 'danger', 'i or 2'), mk('Skip', '', 's or 3')
+    self.b_undo = W.Button(description='Undo', icon='undo', tooltip='key: u')
+    self.b_valid.on_click(self.on_valid); self.b_invalid.on_click(self.on_invalid)
+    self.b_skip.on_click(self.on_skip); self.b_undo.on_click(lambda b: self.undo())
+    self.keys = W.Text(placeholder='click here, then type v / i / s (u: undo)', layout=W.Layout(width='320px'))
+    self.keys.observe(self.on_key, names='value')
+    self.progress = W.IntProgress(min=0, max=max(1, len(self.ids)), description='labelled')
+    self.status = W.HTML()
+    self.widget = W.VBox([W.HTML(f"<b>{self.name}</b>: is this a valid input?"), self.image, self.caption,
+                          W.HBox([self.b_valid, self.b_invalid, self.b_skip, self.b_undo]), self.keys,
+                          W.HBox([self.progress, self.status])])
 
-    def on_valid(self, b=None): self.answer('valid')
-    def on_invalid(self, b=None): self.answer('invalid')
-    def on_skip(self, b=None): self.answer('skip')
+@patch
+def on_valid(self:Labeller, b=None): self.answer('valid')
+@patch
+def on_invalid(self:Labeller, b=None): self.answer('invalid')
+@patch
+def on_skip(self:Labeller, b=None): self.answer('skip')
 
-    def on_key(self, change):
-        "Keystrokes typed into the key box: the last character is the answer; the box is emptied"
-        v = change['new']
-        if not v: return
-        ch = v[-1].lower()
-        self.keys.value = ''
-        if ch == 'u': self.undo()
-        elif ch in KEYS: self.answer(KEYS[ch])
+@patch
+def on_key(self:Labeller, change):
+    "Keystrokes typed into the key box: the last character is the answer; the box is emptied"
+    v = change['new']
+    if not v: return
+    ch = v[-1].lower()
+    self.keys.value = ''
+    if ch == 'u': self.undo()
+    elif ch in KEYS: self.answer(KEYS[ch])
 
-    def _refresh(self):
-        lab = self.labels
-        counts = lab.label.value_counts()
-        n = len(set(lab.item))
-        self.progress.value = n
-        self.status.value = (f"{n}/{len(self.ids)} answered — valid {counts.get('valid', 0)}, invalid {counts.get('invalid', 0)}, "
-                             f"skip {counts.get('skip', 0)} — saved to <code>{self.path}</code>")
-        for b in (self.b_valid, self.b_invalid, self.b_skip): b.disabled = self.done
-        if self.done:
-            self.image.value, self.caption.value = b'', '<b>All images labelled. Thank you!</b>'
-        else:
-            self.image.value = _png(self.images[self.pos], self.scale)
-            cap = f"image {self.pos+1} of {len(self.ids)} (id {self.ids[self.pos]})"
-            if self.captions is not None: cap += f" — {self.captions[self.pos]}"
-            self.caption.value = cap
+# %% ../nbs/31_labelling.ipynb #2f6b598f
+@patch
+def _refresh(self:Labeller):
+    lab = self.labels
+    counts = lab.label.value_counts()
+    n = len(set(lab.item))
+    self.progress.value = n
+    self.status.value = (f"{n}/{len(self.ids)} answered — valid {counts.get('valid', 0)}, invalid {counts.get('invalid', 0)}, "
+                         f"skip {counts.get('skip', 0)} — saved to <code>{self.path}</code>")
+    for b in (self.b_valid, self.b_invalid, self.b_skip): b.disabled = self.done
+    if self.done:
+        self.image.value, self.caption.value = b'', '<b>All images labelled. Thank you!</b>'
+    else:
+        self.image.value = _png(self.images[self.pos], self.scale)
+        cap = f"image {self.pos+1} of {len(self.ids)} (id {self.ids[self.pos]})"
+        if self.captions is not None: cap += f" — {self.captions[self.pos]}"
+        self.caption.value = cap
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)
+@patch
+def _ipython_display_(self:Labeller):
+    from IPython.display import display
+    display(self.widget)
 
 def label_images(images, name:str, **kwargs) -> Labeller:
     "Open (or resume) the labelling widget for `images` under the label set `name`; display the result"

@@ -7,7 +7,7 @@ __all__ = ['METHODS', 'RESULT_FILE', 'HISTORY_FILE', 'KEY_FILE', 'code_version',
            'valid_filter', 'filter_tag', 'rq_dir', 'RQRun', 'rq_runs', 'rq1_targets', 'rq1_runs']
 
 # %% ../nbs/41_rq1_counts.ipynb #fd1b3212
-import hashlib, json, multiprocessing as mp, os, pickle, time
+import hashlib, inspect, json, multiprocessing as mp, os, pickle, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, fields as dc_fields
 from pathlib import Path
@@ -22,6 +22,8 @@ from .archive import Archive
 from .search import SearchResult, diffgan_search
 from .baseline import FuzzResult, drfuzz_search
 from .checkpoints import weights_hash
+from .report import note_reopened
+import latentnb.archive, latentnb.baseline, latentnb.fitness, latentnb.generators, latentnb.mutation, latentnb.search, latentnb.strategies  # hashed by `code_version`
 
 # %% ../nbs/41_rq1_counts.ipynb #60a36702
 METHODS = ('DiffGAN', 'DRfuzz')
@@ -30,15 +32,21 @@ RESULT_FILE, HISTORY_FILE, KEY_FILE = 'rq_result.pkl', 'rq_history.pkl', 'rq_key
 def _save_pickle(p:Path, obj):
     tmp = p.with_suffix(f'.tmp{os.getpid()}'); tmp.write_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)); tmp.replace(p)
 
-def _reopen(out_dir:Path, key:dict, stale:str='rerun'):
-    "The finished run in `out_dir` whose key (method, budget, cap, seed, weights, code) is `key`, else None; `stale='warn'`: also one of other code, with a warning"
+def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
+    "The finished run in `out_dir` whose key (method, budget, cap, seed, weights, code) is `key`, else None; `reuse_stale`: also one made by other code"
     p = out_dir/RESULT_FILE
     if not p.exists(): return None
     saved = pickle.loads(p.read_bytes())  # only ever open folders you wrote: this is a pickle
     if saved['key'] != key:
-        if stale != 'warn' or {k: v for k, v in saved['key'].items() if k != 'code'} != {k: v for k, v in key.items() if k != 'code'}: return None
-        print(f"warning: {out_dir.name} was run by other {key['method']} code ({saved['key']['code']}, now {key['code']}); reopened as it is "
-              "(run notebook 41 again to redo it)")
+        same_but_code = {k: v for k, v in saved['key'].items() if k != 'code'} == {k: v for k, v in key.items() if k != 'code'}
+        if not same_but_code: return None  # other settings or models: never the run asked for
+        if not reuse_stale:
+            print(f"{out_dir.name}: finished by other {key['method']} code ({saved['key']['code']}, now {key['code']}): "
+                  "recomputed (reuse_stale=True would reopen it)")
+            return None
+        print(f"warning: {out_dir.name} was run by other {key['method']} code ({saved['key']['code']}, now {key['code']}); "
+              "reopened as it is because the caller asked (reuse_stale=True)")
+    note_reopened('run', str(out_dir))
     cls = FuzzResult if saved['cls'] == 'FuzzResult' else SearchResult
     res = cls(archive=Archive(out_dir), **saved['fields'])
     res.rq_key = saved['key']
@@ -46,11 +54,12 @@ def _reopen(out_dir:Path, key:dict, stale:str='rerun'):
 
 def code_version(method:str) -> str:
     "A hash of the source of the modules a method's runs depend on (a finished run of other code is not reopened)"
-    import inspect, latentnb.archive, latentnb.search, latentnb.strategies, latentnb.generators, latentnb.fitness, latentnb.baseline
-    mods = ((latentnb.search, latentnb.strategies, latentnb.generators, latentnb.fitness, latentnb.archive) if method == 'DiffGAN'
-            else (latentnb.baseline, latentnb.archive))
+    L = latentnb
+    mods = ((L.search, L.strategies, L.generators, L.fitness, L.archive) if method == 'DiffGAN'
+            else (L.baseline, L.mutation, L.archive))
     return hashlib.blake2b(''.join(inspect.getsource(m) for m in mods).encode(), digest_size=8).hexdigest()
 
+# %% ../nbs/41_rq1_counts.ipynb #2dec003b
 def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
                G:nn.Module, D:nn.Module, # The GAN (generator for DiffGAN, discriminator for DRfuzz's fidelity)
                model_a, model_b, # The pair under test
@@ -60,7 +69,7 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
                resume:bool=True, # Reopen a finished run / continue an unfinished one (else start afresh)
                max_evals:int|None=None, # Evaluation cap (None: none)
                seed:int=0, device=None, progress:bool=True, label:str='',
-               stale:str='rerun', # A finished run of other search code: 'rerun' it afresh, or 'warn' and reopen it
+               reuse_stale:bool=False, # Reopen a finished run of other search code (default: recompute it)
                **kw # Passed on to `diffgan_search` / `drfuzz_search`
               ) -> SearchResult:
     "Run `method` on the pair within the budget, or reopen its finished run in `out_dir`"
@@ -68,8 +77,7 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     out_dir = Path(out_dir)
     key = dict(method=method, budget_s=float(budget_s), max_evals=max_evals, seed=seed,
                weights=weights_hash(G if method == 'DiffGAN' else D, model_a, model_b), code=code_version(method))
-    if stale not in ('rerun', 'warn'): raise ValueError(f"stale must be 'rerun' or 'warn', got {stale!r}")
-    if resume and (done := _reopen(out_dir, key, stale)) is not None: return done
+    if resume and (done := _reopen(out_dir, key, reuse_stale)) is not None: return done
     kp, same = out_dir/KEY_FILE, lambda a, b: {k: v for k, v in a.items() if k != 'budget_s'} == {k: v for k, v in b.items() if k != 'budget_s'}
     if resume and kp.exists() and not same(pickle.loads(kp.read_bytes()), key): resume = False  # other settings or code: afresh
     if not resume:
@@ -92,6 +100,7 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     res.rq_key = key
     return res
 
+# %% ../nbs/41_rq1_counts.ipynb #3cf266f5
 def count_at(history:pd.DataFrame, # A run's history (columns seconds, unique)
              t:float # Time in seconds
             ) -> int:
@@ -195,6 +204,7 @@ class RQRun:
         m = self.mask(t, valid)
         return {k: v[m] if len(v) == len(m) else v for k, v in got.items()}
 
+# %% ../nbs/41_rq1_counts.ipynb #dfeab8d7
 _CACHE = {}
 def _target(profile, seed, dataset, pair, n_seeds):
     "GAN, pair and seeds of a target, loaded once per process"
@@ -226,6 +236,7 @@ def _filter(profile, seed, dataset):
     if k not in _CACHE: _CACHE[k] = valid_filter(dataset, load_config(profile, seed=seed, seed_all=False))
     return _CACHE[k]
 
+# %% ../nbs/41_rq1_counts.ipynb #50eefef3
 def _apply_filter(out_dir:Path, archive:Archive, flt, max_filter:int=0, bs:int=2000) -> tuple:
     "(keep, judged): the filter's verdict on the inputs of `archive` (all, or a seeded uniform sample of `max_filter`), reusing `rq_valid.npz` when nothing changed"
     p, tag, n = out_dir/'rq_valid.npz', filter_tag(flt), len(archive)
@@ -242,6 +253,7 @@ def _apply_filter(out_dir:Path, archive:Archive, flt, max_filter:int=0, bs:int=2
     tmp = out_dir/f'rq_valid.tmp{os.getpid()}.npz'; np.savez(tmp, keep=keep, judged=judged, tag=np.array(tag), max_filter=max_filter); tmp.replace(p)
     return keep, judged
 
+# %% ../nbs/41_rq1_counts.ipynb #49d1e679
 def _job(spec:dict) -> dict:
     "One (target, method, run): search (or reopen), filter, and return a short summary (runs in a worker)"
     from latentnb.config import load_config
@@ -258,7 +270,7 @@ def _job(spec:dict) -> dict:
     t0 = time.perf_counter()
     res = run_method(spec['method'], G, D, a, b, seeds, spec['budget_s'], spec['out_dir'], resume=spec['resume'],
                      max_evals=spec['max_evals'] or None, seed=spec['seed'] + spec['run'], device='cpu', progress=False,
-                     label=f"{spec['method']} {spec['dataset']} p{spec['pair']} run {spec['run']}", stale=spec['stale'], **kw)
+                     label=f"{spec['method']} {spec['dataset']} p{spec['pair']} run {spec['run']}", reuse_stale=spec['reuse_stale'], **kw)
     t1 = time.perf_counter()
     keep, judged = _apply_filter(Path(spec['out_dir']), res.archive, _filter(spec['profile'], spec['seed'], spec['dataset']),
                                  spec['max_filter']) if spec['filter'] else (None, None)
@@ -268,6 +280,7 @@ def _job(spec:dict) -> dict:
 def _init_worker(threads):
     torch.set_num_threads(threads)
 
+# %% ../nbs/41_rq1_counts.ipynb #473d1002
 def rq_runs(cfg, # The active `RunConfig`
             targets, # [(dataset, pair), ...]
             budget_s:float, # Budget `T` of each run (seconds)
@@ -278,14 +291,14 @@ def rq_runs(cfg, # The active `RunConfig`
             reducer:str|None=None, # DiffGAN's re-clustering embedding (default: the `[search]` section's)
             workers:int=1, # Worker processes (<= 1: this process)
             methods=METHODS, resume:bool=True, progress:bool=True,
-            stale:str='rerun', # A finished run of other search code: 'rerun' it, or 'warn' and reopen it (analysis notebooks)
+            reuse_stale:bool=False, # Reopen finished runs of other search code (default: recompute them)
             filter:bool=True, # Apply the validity filter to every archive
             max_filter:int=0 # Inputs per run the filter judges at most (a seeded uniform sample; 0 = all)
            ) -> dict:
     "{(dataset, pair, method, run): RQRun} for the methods on the targets"
     root = rq_dir(cfg, notebook)
     jobs = [dict(profile=cfg.profile, seed=cfg.seed, dataset=ds, pair=p, method=m, run=r, budget_s=float(budget_s),
-                 max_evals=max_evals, n_seeds=n_seeds, reducer=reducer, resume=resume, filter=filter, max_filter=max_filter, stale=stale, threads=1,
+                 max_evals=max_evals, n_seeds=n_seeds, reducer=reducer, resume=resume, filter=filter, max_filter=max_filter, reuse_stale=reuse_stale, threads=1,
                  out_dir=str(root/f'{ds}_p{p}_{m}_{budget_s:g}s_run{r}'))
             for r in range(runs) for ds, p in targets for m in methods]  # run-major: early results cover every target
     bar = tqdm(total=len(jobs), desc=f'RQ runs ({workers} workers)', disable=not progress)
@@ -303,7 +316,7 @@ def rq_runs(cfg, # The active `RunConfig`
     out = {}
     for j in jobs:
         d = Path(j['out_dir'])
-        res = _reopen(d, info[j['out_dir']]['key'])  # the run as its job left it (the search code may have changed since)
+        res = _reopen(d, info[j['out_dir']]['key'])  # the run as its job left it (its key: the one the job ran or reopened)
         if res is None: raise RuntimeError(f"run {d} did not finish: run the notebook again to resume it")
         keep, judged = (_apply_filter(d, res.archive, _filter(cfg.profile, cfg.seed, j['dataset']), max_filter) if filter
                         else (np.ones(len(res.archive), bool),)*2)
@@ -311,6 +324,7 @@ def rq_runs(cfg, # The active `RunConfig`
         out[(j['dataset'], j['pair'], j['method'], j['run'])] = RQRun(j['dataset'], j['pair'], j['method'], j['run'], res, keep, gens, judged)
     return out
 
+# %% ../nbs/41_rq1_counts.ipynb #fb480d4c
 def rq1_targets(cfg) -> list:
     "RQ1's targets [(dataset, pair)] under the active profile: every pair of `[rq1]`, plus Fashion-MNIST pair 1 when `fashion`"
     B = cfg.budget('rq1')
@@ -318,9 +332,9 @@ def rq1_targets(cfg) -> list:
 
 def rq1_runs(cfg, # The active `RunConfig`
              notebook:str, # Calling notebook (archive group under ci)
-             stale:str='warn', # Finished runs of other search code: 'warn' and reopen (RQ2-RQ4 analyse RQ1's runs), or 'rerun'
+             reuse_stale:bool=False, # Reopen finished runs of other search code (default: recompute them)
              progress:bool=True) -> dict:
     "Exactly RQ1's runs (`[rq1]` of profiles.toml): reopened when notebook 41 already ran them"
     B = cfg.budget('rq1')
     return rq_runs(cfg, rq1_targets(cfg), max(B.budgets_s), B.runs, notebook=notebook, n_seeds=B.n_seeds, max_evals=B.max_evals,
-                   reducer=B.reducer, workers=B.workers, progress=progress, max_filter=B.max_filter, stale=stale)
+                   reducer=B.reducer, workers=B.workers, progress=progress, max_filter=B.max_filter, reuse_stale=reuse_stale)

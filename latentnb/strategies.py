@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
+from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -32,6 +33,8 @@ from .blackbox import as_blackbox, check_pair
 from .config import pick_device
 from .fitness import ReclusterPolicy, divergence, diversity, representatives, warm_up
 from .generators import LatentGenerator, as_generator
+from .mutation import RULES, mutate_batch
+from .report import note_reopened
 
 # %% ../nbs/08_strategies.ipynb #c98e4f6a
 @dataclass(eq=False)
@@ -73,46 +76,53 @@ class Space:
         if not self.conditional: return z
         return torch.cat([z, torch.as_tensor(y).float().view(-1, 1) + 0.5], 1)
 
-    def decode(self, v) -> torch.Tensor:
-        "Images (N, C, H, W) in [0, 1] of vectors `v` (N, d), on the CPU"
-        v = torch.as_tensor(np.asarray(v, np.float32) if not isinstance(v, torch.Tensor) else v).float()
-        if v.ndim != 2 or v.shape[1] != self.d:
-            raise ValueError(f"{self.name}: vectors must have shape (N, {self.d}), got {tuple(v.shape)}")
-        z = v[:, :self.dz].reshape(len(v), *self.shape)
-        if self.generator is None: return z.clamp(0, 1)
-        return self.generator.decode(z, self.labels(v)).cpu()
+# %% ../nbs/08_strategies.ipynb #deacf061
+@patch
+def decode(self:Space, v) -> torch.Tensor:
+    "Images (N, C, H, W) in [0, 1] of vectors `v` (N, d), on the CPU"
+    v = torch.as_tensor(np.asarray(v, np.float32) if not isinstance(v, torch.Tensor) else v).float()
+    if v.ndim != 2 or v.shape[1] != self.d:
+        raise ValueError(f"{self.name}: vectors must have shape (N, {self.d}), got {tuple(v.shape)}")
+    z = v[:, :self.dz].reshape(len(v), *self.shape)
+    if self.generator is None: return z.clamp(0, 1)
+    return self.generator.decode(z, self.labels(v)).cpu()
 
-    def encode(self, x:torch.Tensor, y=None) -> torch.Tensor:
-        "Vectors of images `x` (with labels `y` in a conditional space)"
-        if self.generator is None: return self.with_labels(torch.as_tensor(x).float(), y)
-        return self.clamp(self.with_labels(self.generator.encode(x).cpu(), y))
+@patch
+def encode(self:Space, x:torch.Tensor, y=None) -> torch.Tensor:
+    "Vectors of images `x` (with labels `y` in a conditional space)"
+    if self.generator is None: return self.with_labels(torch.as_tensor(x).float(), y)
+    return self.clamp(self.with_labels(self.generator.encode(x).cpu(), y))
 
-    def sample(self, n:int, g:torch.Generator) -> torch.Tensor:
-        "`n` vectors from the prior (a random class each in a conditional space), or encodings of random pool images"
-        gen = self.generator
-        if gen is not None and gen.can_sample:
-            z = gen.sample(n, g)
-            return self.clamp(self.with_labels(z, torch.randint(0, self.n_classes, (n,), generator=g)))
+@patch
+def sample(self:Space, n:int, g:torch.Generator) -> torch.Tensor:
+    "`n` vectors from the prior (a random class each in a conditional space), or encodings of random pool images"
+    gen = self.generator
+    if gen is not None and gen.can_sample:
+        z = gen.sample(n, g)
+        return self.clamp(self.with_labels(z, torch.randint(0, self.n_classes, (n,), generator=g)))
+    x, y = self._pool()
+    i = torch.randint(0, len(x), (n,), generator=g)
+    return self.encode(x[i], y[i])
+
+@patch
+def seeds(self:Space, n:int, g:torch.Generator) -> tuple:
+    "`n` seed vectors and their expected labels (None where unknown: the objective decides)"
+    if self.images is not None and self.can_encode:
         x, y = self._pool()
         i = torch.randint(0, len(x), (n,), generator=g)
-        return self.encode(x[i], y[i])
+        return self.encode(x[i], y[i]), y[i].long()
+    v = self.sample(n, g)
+    return v, self.labels(v)
 
-    def seeds(self, n:int, g:torch.Generator) -> tuple:
-        "`n` seed vectors and their expected labels (None where unknown: the objective decides)"
-        if self.images is not None and self.can_encode:
-            x, y = self._pool()
-            i = torch.randint(0, len(x), (n,), generator=g)
-            return self.encode(x[i], y[i]), y[i].long()
-        v = self.sample(n, g)
-        return v, self.labels(v)
+@patch
+def _pool(self:Space):
+    if self.images is None:
+        raise ValueError(f"{self.name}: this space has no prior to sample; pass images=(x, y) to `search_space`")
+    return self.images
 
-    def _pool(self):
-        if self.images is None:
-            raise ValueError(f"{self.name}: this space has no prior to sample; pass images=(x, y) to `search_space`")
-        return self.images
-
-    def __repr__(self):
-        return f"Space({self.name!r}, d={self.d}{' incl. the class' if self.conditional else ''}, box=[{self.low.min():g}, {self.high.max():g}])"
+@patch
+def __repr__(self:Space):
+    return f"Space({self.name!r}, d={self.d}{' incl. the class' if self.conditional else ''}, box=[{self.low.min():g}, {self.high.max():g}])"
 
 # %% ../nbs/08_strategies.ipynb #c25ec191
 def search_space(generator, # Anything `as_generator` accepts, a `Space`, or 'pixels'
@@ -292,6 +302,33 @@ def _evaluate(space, objective, batch):
     exp = batch.expected if batch.expected is not None else (space.labels(batch.v) if batch.x is None else None)
     return u8, objective(u8.float()/255, exp)
 
+# %% ../nbs/08_strategies.ipynb #49649308
+def _open_run(strategy, space, objective, out_dir, resume:bool, warm:bool, sample_size:int, strategy_kw:dict) -> tuple:
+    "The strategy (prepared), its archive in `out_dir` (a new temporary folder if None) and the saved state to resume (None: fresh)"
+    strat = as_strategy(strategy, **strategy_kw)
+    if warm: strat.prepare(space, objective)
+    out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix=f'latentnb-{strat.name}-'))
+    archive = Archive(out_dir, resume=resume, sample_size=sample_size)
+    st = archive.state
+    key = dict(strategy=strat.name, space=space.name, objective=objective.name)
+    if st and st.get('key', key) != key:
+        raise ValueError(f"{out_dir} holds a run of {st['key']}, not {key}; pass resume=False or another out_dir")
+    return strat, archive, out_dir, st, key
+
+def _one_batch(strat, space, objective, archive, gen:int, t0:float) -> tuple:
+    "Ask for a batch, evaluate it, tell the strategy and archive its triggering inputs as generation `gen`: (u8, answers, trig, extra, seconds evaluating)"
+    batch = strat.ask(space, objective)
+    te = time.perf_counter()
+    u8, ev = _evaluate(space, objective, batch)
+    t_eval = time.perf_counter() - te
+    extra = strat.tell(space, batch, ev, u8) or {}
+    trig = ev['trig'].cpu()
+    v = torch.as_tensor(np.asarray(batch.v, np.float32) if not isinstance(batch.v, torch.Tensor) else batch.v)
+    archive.add(u8[trig], v.cpu()[trig] if v.shape[1] else torch.zeros(int(trig.sum()), 0), ev['p_a'].cpu()[trig],
+                ev['p_b'].cpu()[trig], gen=gen)
+    extra.update(strat.after_add(archive, time.perf_counter() - t0) or {})
+    return u8, ev, trig, extra, t_eval
+
 # %% ../nbs/08_strategies.ipynb #a1a1600c
 def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in `strategy_kw`)
                generator, # Anything `as_generator` accepts, a `Space` (`search_space`), or 'pixels'
@@ -312,17 +349,11 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
               ) -> SearchResult:
     "Run `strategy` on `generator` for `objective` until the budget is spent; the triggering inputs go to one `Archive`"
     space = search_space(generator, images)
-    strat = as_strategy(strategy, **strategy_kw)
-    if warm: strat.prepare(space, objective)
-    out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix=f'latentnb-{strat.name}-'))
-    archive = Archive(out_dir, resume=resume, sample_size=sample_size)
-    st = archive.state
-    key = dict(strategy=strat.name, space=space.name, objective=objective.name)
-    if st and st.get('key', key) != key:
-        raise ValueError(f"{out_dir} holds a run of {st['key']}, not {key}; pass resume=False or another out_dir")
+    strat, archive, out_dir, st, key = _open_run(strategy, space, objective, out_dir, resume, warm, sample_size, strategy_kw)
     t_session = time.perf_counter()
     if st:
         strat = strat.resume(st['strategy']); n_evals, n_gen, n_trig, elapsed0 = st['n_evals'], st['n_gen'], st['n_trig'], st['elapsed']
+        note_reopened('search' if elapsed0 >= budget_s or (max_evals and n_evals >= max_evals) else 'search (resumed)', str(out_dir))
     else:
         n_evals = n_gen = n_trig = 0; elapsed0 = 0.0
     t0 = t_session - elapsed0
@@ -335,17 +366,8 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
         while True:
             elapsed = time.perf_counter() - t0
             if (elapsed >= budget_s and (n_gen or st)) or (max_evals and n_evals >= max_evals): break  # a fresh run evaluates one batch at least
-            batch = strat.ask(space, objective)
-            te = time.perf_counter()
-            u8, ev = _evaluate(space, objective, batch)
-            t_eval += time.perf_counter() - te
-            extra = strat.tell(space, batch, ev, u8) or {}
-            trig = ev['trig'].cpu()
-            v = torch.as_tensor(np.asarray(batch.v, np.float32) if not isinstance(batch.v, torch.Tensor) else batch.v)
-            n_evals += len(u8); n_gen += 1; n_trig += int(trig.sum())
-            archive.add(u8[trig], v.cpu()[trig] if v.shape[1] else torch.zeros(int(trig.sum()), 0), ev['p_a'].cpu()[trig],
-                        ev['p_b'].cpu()[trig], gen=n_gen)
-            extra.update(strat.after_add(archive, time.perf_counter() - t0) or {})
+            u8, ev, trig, extra, dt = _one_batch(strat, space, objective, archive, n_gen + 1, t0)
+            t_eval += dt; n_evals += len(u8); n_gen += 1; n_trig += int(trig.sum())
             if callback is not None or time.perf_counter() - t_commit >= commit_s:
                 archive.commit(**state()); t_commit = time.perf_counter()
             elapsed = time.perf_counter() - t0
@@ -384,7 +406,7 @@ class RandomSampling(Strategy):
         return Batch(space.sample(self.batch, self.g))
 STRATEGIES['random'] = RandomSampling
 
-# %% ../nbs/08_strategies.ipynb #c85ae8b8
+# %% ../nbs/08_strategies.ipynb #d608298a
 DIFFGAN_OBJECTIVES = ('divergence', 'diversity')
 
 def _rescore(algo, problem, objectives, reps):
@@ -415,6 +437,7 @@ def _union(a, b):
     if a is None: return b
     return a if b is None else torch.cat([a, b])
 
+# %% ../nbs/08_strategies.ipynb #c85ae8b8
 class NSGA2Search(Strategy):
     "DiffGAN's NSGA-II over the space (objectives 'divergence' = the objective's fitness, 'diversity' = Eq. 2)"
     name = 'nsga2'
@@ -445,42 +468,51 @@ class NSGA2Search(Strategy):
                      mutation=PM(prob=0.1, eta=20), eliminate_duplicates=True, seed=seed)
         algo.setup(self.problem, termination=('n_gen', 10**9))
         return algo
-    def setup(self, space, objective, seed):
-        super().setup(space, objective, seed)
-        self.seed, self.n_gen = seed, 0
-        self.problem = Problem(n_var=space.d, n_obj=len(self.objectives), xl=space.low.astype(np.float64), xu=space.high.astype(np.float64))
-        self.algo = self._algo(space, seed)
-        self.reps = self.seed_reps = None; self.n_last = self.n_clu = 0; self.spent = self.last_cost = 0.0
-        if self.use_div and self.seed_images is not None:  # the real images' representatives: inside the budget
-            tc = time.perf_counter()
-            self.seed_reps = _cluster_reps(to_uint8(torch.as_tensor(self.seed_images))[:self.policy.max_points], self.policy, seed, self.features)
-            self.reps = self.seed_reps; self.spent += time.perf_counter() - tc
-    def ask(self, space, objective):
-        if self.restart_gens and self.n_gen and self.n_gen % self.restart_gens == 0 and (self.algo.n_gen or 0) > 1:
-            self.algo = self._algo(space, self.seed + self.n_gen)
-        self.pop = self.algo.ask()
-        return Batch(self.pop.get('X'))
-    def tell(self, space, batch, ev, u8):
-        fit = {'divergence': ev['fitness']}
-        if self.use_div:
-            emb = _embed(u8, self.features)
-            fit['diversity'] = diversity(emb, self.reps)
-            self.pop.set('U', list(emb.cpu().numpy()))  # for re-scoring the survivors later
-        F = -torch.stack([fit[o] for o in self.objectives], 1).double().cpu().numpy()
-        Evaluator().eval(StaticProblem(self.problem, F=F), self.pop)
-        self.algo.tell(infills=self.pop); self.pop = None; self.n_gen += 1
-        return {}
-    def after_add(self, archive, now):
-        if self.use_div and self.policy.due(len(archive), self.n_last, now, self.spent, self.last_cost):
-            tc = time.perf_counter()
-            self.reps = _union(self.seed_reps, _cluster_reps(archive.sample(), self.policy, self.seed, self.features))
-            _rescore(self.algo, self.problem, self.objectives, self.reps)  # survivors measured against the new representatives
-            self.last_cost = time.perf_counter() - tc
-            self.spent += self.last_cost; self.n_last = len(archive); self.n_clu += 1
-        self.algo.off = None  # the offspring were merged by tell(); not needed to resume (halves the state)
-        return dict(reps=0 if self.reps is None else len(self.reps))
-    def result_fields(self):
-        return dict(cluster_seconds=self.spent, n_clusterings=self.n_clu, n_reps=0 if self.reps is None else len(self.reps))
+
+# %% ../nbs/08_strategies.ipynb #08f3c210
+@patch
+def setup(self:NSGA2Search, space, objective, seed):
+    Strategy.setup(self, space, objective, seed)  # (a patched method has no zero-argument super())
+    self.seed, self.n_gen = seed, 0
+    self.problem = Problem(n_var=space.d, n_obj=len(self.objectives), xl=space.low.astype(np.float64), xu=space.high.astype(np.float64))
+    self.algo = self._algo(space, seed)
+    self.reps = self.seed_reps = None; self.n_last = self.n_clu = 0; self.spent = self.last_cost = 0.0
+    if self.use_div and self.seed_images is not None:  # the real images' representatives: inside the budget
+        tc = time.perf_counter()
+        self.seed_reps = _cluster_reps(to_uint8(torch.as_tensor(self.seed_images))[:self.policy.max_points], self.policy, seed, self.features)
+        self.reps = self.seed_reps; self.spent += time.perf_counter() - tc
+@patch
+def ask(self:NSGA2Search, space, objective):
+    if self.restart_gens and self.n_gen and self.n_gen % self.restart_gens == 0 and (self.algo.n_gen or 0) > 1:
+        self.algo = self._algo(space, self.seed + self.n_gen)
+    self.pop = self.algo.ask()
+    return Batch(self.pop.get('X'))
+@patch
+def tell(self:NSGA2Search, space, batch, ev, u8):
+    fit = {'divergence': ev['fitness']}
+    if self.use_div:
+        emb = _embed(u8, self.features)
+        fit['diversity'] = diversity(emb, self.reps)
+        self.pop.set('U', list(emb.cpu().numpy()))  # for re-scoring the survivors later
+    F = -torch.stack([fit[o] for o in self.objectives], 1).double().cpu().numpy()
+    Evaluator().eval(StaticProblem(self.problem, F=F), self.pop)
+    self.algo.tell(infills=self.pop); self.pop = None; self.n_gen += 1
+    return {}
+
+# %% ../nbs/08_strategies.ipynb #5930d8b8
+@patch
+def after_add(self:NSGA2Search, archive, now):
+    if self.use_div and self.policy.due(len(archive), self.n_last, now, self.spent, self.last_cost):
+        tc = time.perf_counter()
+        self.reps = _union(self.seed_reps, _cluster_reps(archive.sample(), self.policy, self.seed, self.features))
+        _rescore(self.algo, self.problem, self.objectives, self.reps)  # survivors measured against the new representatives
+        self.last_cost = time.perf_counter() - tc
+        self.spent += self.last_cost; self.n_last = len(archive); self.n_clu += 1
+    self.algo.off = None  # the offspring were merged by tell(); not needed to resume (halves the state)
+    return dict(reps=0 if self.reps is None else len(self.reps))
+@patch
+def result_fields(self:NSGA2Search):
+    return dict(cluster_seconds=self.spent, n_clusterings=self.n_clu, n_reps=0 if self.reps is None else len(self.reps))
 STRATEGIES['nsga2'] = NSGA2Search
 
 # %% ../nbs/08_strategies.ipynb #091fb887
@@ -692,7 +724,6 @@ class PixelMutation(Strategy):
         self.f = objective(self.x, y0)['fitness'].cpu().double()
         self.rng = np.random.default_rng(seed)
     def ask(self, space, objective):
-        from latentnb.baseline import RULES, mutate_batch
         self.par = torch.from_numpy(self.rng.integers(0, len(self.x), self.batch))
         x = mutate_batch(self.x[self.par], self.rng.integers(0, len(RULES), self.batch), self.rng)
         return Batch(torch.zeros(self.batch, 0), self.y[self.par], x)

@@ -10,6 +10,7 @@ __all__ = ['SSIM_K1', 'SSIM_K2', 'DEFAULT_K', 'SSIM_THRESHOLD', 'STANDIN_KINDS',
 
 # %% ../nbs/30_validity.ipynb #c32d46ad
 import json, math, os
+from fastcore.basics import patch
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from .config import load_config
 from .checkpoints import checkpoint_entry
 from .data import load_dataset
 from .gan import load_gan, gan_training_set
+from .report import note_reopened
 
 # %% ../nbs/30_validity.ipynb #11dc6d72
 SSIM_K1, SSIM_K2 = 0.01, 0.03
@@ -150,38 +152,42 @@ class SSIMIndex:
         exy = self.f(x[:, None]*self.ref[idx])
         return _ssim_from_stats(mx[:, None], vx[:, None], self.mu[idx], self.var[idx], exy)
 
-    def most_similar(self, x, # Query images (N, C, H, W) in [0,1]
-                     k:int|None=DEFAULT_K, # L2-nearest candidates to score; None = brute force over the whole set
-                     progress:bool=True):
-        "(max SSIM (N,), index of the most similar reference image (N,)), as CPU tensors"
-        x = self._check(x)
-        if k is None or k >= len(self): return self._brute(x, progress)
-        bs = max(1, self.pair_budget//k)
-        out_s, out_i = [], []
-        for i in tqdm(range(0, len(x), bs), desc=f'SSIM top-{k}', disable=not progress or len(x) <= bs):
-            xb = x[i:i+bs]; idx = self.l2_candidates(xb, k)
-            s = self.ssim_to(xb, idx); best = s.argmax(1)
-            out_s.append(s.gather(1, best[:, None])[:, 0]); out_i.append(idx.gather(1, best[:, None])[:, 0])
-        return torch.cat(out_s).cpu(), torch.cat(out_i).cpu()
+# %% ../nbs/30_validity.ipynb #4367234b
+@patch
+def most_similar(self:SSIMIndex, x, # Query images (N, C, H, W) in [0,1]
+                 k:int|None=DEFAULT_K, # L2-nearest candidates to score; None = brute force over the whole set
+                 progress:bool=True):
+    "(max SSIM (N,), index of the most similar reference image (N,)), as CPU tensors"
+    x = self._check(x)
+    if k is None or k >= len(self): return self._brute(x, progress)
+    bs = max(1, self.pair_budget//k)
+    out_s, out_i = [], []
+    for i in tqdm(range(0, len(x), bs), desc=f'SSIM top-{k}', disable=not progress or len(x) <= bs):
+        xb = x[i:i+bs]; idx = self.l2_candidates(xb, k)
+        s = self.ssim_to(xb, idx); best = s.argmax(1)
+        out_s.append(s.gather(1, best[:, None])[:, 0]); out_i.append(idx.gather(1, best[:, None])[:, 0])
+    return torch.cat(out_s).cpu(), torch.cat(out_i).cpu()
 
-    def _brute(self, x, progress):
-        M, out_s, out_i = len(self), [], []
-        chunk = min(M, self.pair_budget)
-        for xi in tqdm(x, desc='SSIM brute force', disable=not progress or len(x) < 2):
-            best_s, best_i = torch.tensor(-2.0, device=self.device), torch.tensor(0, device=self.device)
-            mx, vx = _stats(self.f, xi[None])
-            for j in range(0, M, chunk):
-                s = _ssim_from_stats(mx, vx, self.mu[j:j+chunk], self.var[j:j+chunk], self.f(xi[None]*self.ref[j:j+chunk]))
-                m, a = s.max(0)
-                if m > best_s: best_s, best_i = m, a + j
-            out_s.append(best_s); out_i.append(best_i)
-        return torch.stack(out_s).cpu(), torch.stack(out_i).cpu()
+@patch
+def _brute(self:SSIMIndex, x, progress):
+    M, out_s, out_i = len(self), [], []
+    chunk = min(M, self.pair_budget)
+    for xi in tqdm(x, desc='SSIM brute force', disable=not progress or len(x) < 2):
+        best_s, best_i = torch.tensor(-2.0, device=self.device), torch.tensor(0, device=self.device)
+        mx, vx = _stats(self.f, xi[None])
+        for j in range(0, M, chunk):
+            s = _ssim_from_stats(mx, vx, self.mu[j:j+chunk], self.var[j:j+chunk], self.f(xi[None]*self.ref[j:j+chunk]))
+            m, a = s.max(0)
+            if m > best_s: best_s, best_i = m, a + j
+        out_s.append(best_s); out_i.append(best_i)
+    return torch.stack(out_s).cpu(), torch.stack(out_i).cpu()
 
-    def ssim_all(self, x) -> torch.Tensor:
-        "SSIM of one image `x` (C, H, W) with every reference image, (M,)"
-        x = self._check(x[None])[0]; mx, vx = _stats(self.f, x[None]); c = self.pair_budget
-        return torch.cat([_ssim_from_stats(mx, vx, self.mu[j:j+c], self.var[j:j+c], self.f(x[None]*self.ref[j:j+c]))
-                          for j in range(0, len(self), c)]).cpu()
+@patch
+def ssim_all(self:SSIMIndex, x) -> torch.Tensor:
+    "SSIM of one image `x` (C, H, W) with every reference image, (M,)"
+    x = self._check(x[None])[0]; mx, vx = _stats(self.f, x[None]); c = self.pair_budget
+    return torch.cat([_ssim_from_stats(mx, vx, self.mu[j:j+c], self.var[j:j+c], self.f(x[None]*self.ref[j:j+c]))
+                      for j in range(0, len(self), c)]).cpu()
 
 # %% ../nbs/30_validity.ipynb #878d46ce
 def exactness_check(index:SSIMIndex, # The reference set
@@ -355,7 +361,7 @@ def calibrate_filter(dataset:str, # 'mnist' or 'fashion-mnist'
     key = _calibration_key(dataset, cfg, B, Bg)
     if not refresh and key['disc_sha256'] and path.exists():
         cal = json.loads(path.read_text())
-        if cal.get('key') == key: return cal
+        if cal.get('key') == key: note_reopened('calibration', path.name); return cal
     if D is None: _, D = load_gan(dataset, cfg=cfg)
     key = _calibration_key(dataset, cfg, B, Bg)   # the GAN may just have been trained
     if index is None: index = SSIMIndex(gan_training_set(dataset, Bg.n_real, cfg.seed)[0], progress=False)
@@ -369,6 +375,7 @@ def calibrate_filter(dataset:str, # 'mnist' or 'fashion-mnist'
     tmp = path.with_suffix(f'.tmp{os.getpid()}'); tmp.write_text(json.dumps(cal, indent=1)); tmp.replace(path)
     return cal
 
+# %% ../nbs/30_validity.ipynb #adcced9e
 class DiffGANFilter:
     "The §3.6 filter of one dataset's GAN with calibrated thresholds: `.table(images)` per image, `.keep(images)` as a mask"
     def __init__(self, dataset:str, cfg=None):

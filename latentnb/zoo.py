@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['AUG_STRENGTHS', 'OPTIMIZERS', 'ARCHS', 'PAIRS', 'CIFAR_PAIRS', 'REFERENCE', 'ZOO_CODE', 'ConvNet4', 'ConvNet7',
-           'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'resnet18_cifar', 'ResNet20', 'InceptionSmall', 'random_affine',
-           'module_device', 'fit_classifier', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs', 'zoo_spec',
-           'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
+           'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'resnet18_cifar', 'BasicBlock', 'ResNet20', 'InceptionSmall',
+           'random_affine', 'module_device', 'fit_classifier', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs',
+           'zoo_spec', 'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
 
 # %% ../nbs/10_zoo.ipynb #a6389ed0
 import math, os, time
@@ -92,7 +92,8 @@ def resnet18_cifar(n_classes:int=10) -> nn.Module:
     m.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False); m.maxpool = nn.Identity()
     return m
 
-class _Basic(nn.Module):
+class BasicBlock(nn.Module):
+    "A basic residual block (He et al. 2016): two 3×3 conv + BN, identity or 1×1 projection shortcut"
     def __init__(self, a, b, stride):
         super().__init__()
         self.c1, self.b1 = nn.Conv2d(a, b, 3, stride, 1, bias=False), nn.BatchNorm2d(b)
@@ -107,7 +108,7 @@ class ResNet20(nn.Module):
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True))
         blocks, a = [], 16
         for i, b in enumerate([16, 32, 64]):
-            for j in range(n): blocks.append(_Basic(a, b, 2 if (j == 0 and i > 0) else 1)); a = b
+            for j in range(n): blocks.append(BasicBlock(a, b, 2 if (j == 0 and i > 0) else 1)); a = b
         self.blocks = nn.Sequential(*blocks)
         self.fc = nn.Linear(64, n_classes)
     def forward(self, x): return self.fc(F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1).flatten(1))

@@ -1,7 +1,8 @@
-"Plain behaviour of latentnb.baseline (DRfuzz-style fuzzer) on tiny stand-in models"
+"Plain behaviour of latentnb.mutation (DRfuzz's rules) and latentnb.baseline (DRfuzz-style fuzzer, run_method's reopen rules) on tiny stand-in models"
 import numpy as np, pytest, torch
 from torch import nn
-from latentnb.baseline import RULES, RuleChain, mutate, mutate_batch, select_prob, drfuzz_search, FuzzResult
+from latentnb.mutation import RULES, mutate, mutate_batch
+from latentnb.baseline import RuleChain, select_prob, drfuzz_search, FuzzResult
 from latentnb.rq import run_method, count_at
 from latentnb.archive import Archive
 
@@ -68,3 +69,29 @@ def test_errors(seeds):
     with pytest.raises(ValueError, match='non-empty'): drfuzz_search(None, tiny(1), tiny(2), seeds[:0], budget_s=1, progress=False)
     with pytest.raises(ValueError, match='accepted'): drfuzz_search(None, tiny(1), tiny(2), seeds, rules=('warp',), budget_s=1, progress=False)
     with pytest.raises(ValueError, match='accepted'): run_method('X', None, None, tiny(1), tiny(2), seeds, 1, None)
+
+def _stamp_other_code(d):
+    "Make the finished run in `d` look as if other search code had made it"
+    import pickle
+    from latentnb.rq import RESULT_FILE, KEY_FILE
+    for f in (RESULT_FILE, KEY_FILE):
+        p = d/f; obj = pickle.loads(p.read_bytes())
+        (obj['key'] if f == RESULT_FILE else obj)['code'] = 'other-code'
+        p.write_bytes(pickle.dumps(obj))
+
+def test_stale_run_is_recomputed_by_default(seeds, tmp_path, capsys):
+    kw = dict(budget_s=30, max_evals=len(seeds) + 60, seed=0, device='cpu', progress=False)
+    r1 = run_method('DRfuzz', None, Disc(), tiny(1), tiny(2), seeds, out_dir=tmp_path, **kw)
+    _stamp_other_code(tmp_path)
+    r2 = run_method('DRfuzz', None, Disc(), tiny(1), tiny(2), seeds, out_dir=tmp_path, **kw)
+    assert 'recomputed' in capsys.readouterr().out
+    assert r2.rq_key['code'] != 'other-code' and r2.n_evals >= len(seeds) + 60   # searched again, under this code's key
+    assert r2.session_seconds > 0 and len(r2.history) == len(r1.history)       # a fresh history, not appended to the stale one
+
+def test_stale_run_is_reopened_only_when_asked(seeds, tmp_path, capsys):
+    kw = dict(budget_s=30, max_evals=len(seeds) + 60, seed=0, device='cpu', progress=False)
+    r1 = run_method('DRfuzz', None, Disc(), tiny(1), tiny(2), seeds, out_dir=tmp_path, **kw)
+    _stamp_other_code(tmp_path)
+    r2 = run_method('DRfuzz', None, Disc(), tiny(1), tiny(2), seeds, out_dir=tmp_path, reuse_stale=True, **kw)
+    assert 'reuse_stale=True' in capsys.readouterr().out
+    assert r2.rq_key['code'] == 'other-code' and r2.unique == r1.unique

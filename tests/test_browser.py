@@ -2,7 +2,8 @@
 
 Skipped (with the reason) only where `/usr/bin/chromium` is absent (`make test` installs Debian's `chromium`
 when it can).  Everything listens on 127.0.0.1 only; every server and browser started here is stopped in
-`finally` blocks.  Screenshots go to `figures/browser_*.png`.
+`finally` blocks.  Screenshots go to `_build/browser/*.png` (git-ignored: `figures/`
+holds only what notebooks write).
 """
 import json, os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 from pathlib import Path
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = '/usr/bin/chromium'
 ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
         '--no-first-run', '--disable-component-update', '--disable-sync']
-FIGS = ROOT/'figures'
+SHOTS = ROOT/'_build'/'browser'  # screenshots: git-ignored, never in figures/
 NOTEBOOK = 'nbs/71_exploration.ipynb'
 PY = str(ROOT/'.venv'/'bin'/'python') if (ROOT/'.venv'/'bin'/'python').exists() else sys.executable
 
@@ -105,12 +106,12 @@ def check_class_picker(page, ex):
     page.wait_for_timeout(500)
     assert strip.screenshot() != shot0, "the strip did not change after picking another class A"
     assert f'classes A = {new}' in status.inner_text(), f"the status does not name class A = {new}: {status.inner_text()}"
-    ex.screenshot(path=str(FIGS/'browser_explorer_classes.png'))
+    ex.screenshot(path=str(SHOTS/'explorer_classes.png'))
     gen.select_option(value=first)                       # back to the unconditional generator: the pickers hide
     classes.wait_for(state='hidden', timeout=30_000)
 
 def test_exploration_notebook_in_jupyterlab(playwright, lab):
-    FIGS.mkdir(exist_ok=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     browser = launch(playwright)
     try:
         page = browser.new_page(viewport={'width': 1400, 'height': 1000})
@@ -136,7 +137,7 @@ def test_exploration_notebook_in_jupyterlab(playwright, lab):
         img = ex.locator('img.latentnb-current')
         bars = ex.locator('.latentnb-bars')
         src0, text0, shot0 = img.get_attribute('src'), bars.inner_text(), img.screenshot()
-        ex.screenshot(path=str(FIGS/'browser_explorer_before.png'))
+        ex.screenshot(path=str(SHOTS/'explorer_before.png'))
         # move the t slider with the mouse: drag its handle to the far end of the track (right, or left when it is right already)
         slider = ex.locator('.widget-slider').first
         t0 = float(ex.locator('.widget-readout').first.inner_text())
@@ -149,15 +150,15 @@ def test_exploration_notebook_in_jupyterlab(playwright, lab):
         page.wait_for_function('([el, s]) => el.getAttribute("src") !== s', arg=[img.element_handle(), src0], timeout=20_000)
         page.wait_for_timeout(500)
         text1, shot1 = bars.inner_text(), img.screenshot()
-        ex.screenshot(path=str(FIGS/'browser_explorer_after.png'))
-        page.screenshot(path=str(FIGS/'browser_jupyterlab.png'))
+        ex.screenshot(path=str(SHOTS/'explorer_after.png'))
+        page.screenshot(path=str(SHOTS/'jupyterlab.png'))
         t1 = float(ex.locator('.widget-readout').first.inner_text())
         assert abs(t1 - t0) > 0.4, f"the slider did not move: t {t0} -> {t1}"
         assert shot1 != shot0, "the decoded image did not change after moving t"
         assert text1 != text0, "the labels/probabilities did not change after moving t"
         check_class_picker(page, ex)
     except Exception:
-        try: page.screenshot(path=str(FIGS/'browser_failure.png'))
+        try: page.screenshot(path=str(SHOTS/'failure.png'))
         except Exception: pass
         print("JupyterLab's log ends with:\n" + lab['log'].read_text()[-3000:])
         raise
@@ -208,14 +209,14 @@ def check_page(page, name, errors, resp, site, checked) -> list:
     n_html_imgs = html.count('<img ')
     if len(imgs) < n_html_imgs: problems.append(f'{name}: {n_html_imgs} figures in its HTML but {len(imgs)} shown')
     if errors: problems.append(f'{name}: console errors: {errors[:3]}')
-    if name == 'index.html': page.screenshot(path=str(FIGS/'browser_site_index.png'))
+    if name == 'index.html': page.screenshot(path=str(SHOTS/'site_index.png'))
     if page.locator('.latentnb-explorer').count():
-        page.locator('.latentnb-explorer').first.screenshot(path=str(FIGS/f'browser_site_{name[:-5]}_explorer.png'))
+        page.locator('.latentnb-explorer').first.screenshot(path=str(SHOTS/f'site_{name[:-5]}_explorer.png'))
     checked.append((name, len(imgs)))
     return problems
 
 def test_site_pages_load_without_console_errors(playwright, site):
-    FIGS.mkdir(exist_ok=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     browser = launch(playwright)
     problems, checked = [], []
     try:

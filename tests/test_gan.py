@@ -28,3 +28,30 @@ def test_fid_kid_custom_features():
     a, b = torch.rand(120, 1, 28, 28), torch.rand(120, 1, 28, 28)
     s = fid_kid(feat, a, b, subset_size=50, kid_subsets=3)
     assert set(s) == {'fid', 'kid', 'kid_std'} and s['fid'] >= 0
+
+def test_study_cache_is_keyed_by_everything_the_study_depends_on(tmp_path, monkeypatch):
+    "A cached Optuna study is reopened only when made with the same code, budgets, data and seed (or when the caller asks)"
+    import json
+    import pandas as pd
+    import latentnb.gan as g
+    from latentnb.config import load_config
+    cfg, ref = load_config('ci', seed_all=False), ReferenceCNN().eval()
+    monkeypatch.setattr(g, 'reference_classifier', lambda ds, cfg=None: ref)
+    monkeypatch.setattr(g, 'ckpt_paths', lambda name, profile, cfg=None: (tmp_path/f'{name}.pt', tmp_path/f'{name}.json'))
+    calls = []
+    class _Study:
+        best_params, best_value = {'lr_g': 1e-3}, 1.0
+        def trials_dataframe(self, attrs): return pd.DataFrame([dict(number=0, params_lr_g=1e-3, value=1.0, state='COMPLETE')])
+    monkeypatch.setattr(g, 'tune_gan', lambda ds, cfg=None, **kw: calls.append(kw) or _Study())
+    kw = dict(n_trials=2, n_real=64, max_epochs=1, n_fid=100)
+    assert not g.cached_study('mnist', cfg, **kw)['reopened'] and len(calls) == 1
+    assert g.cached_study('mnist', cfg, **kw)['reopened'] and len(calls) == 1                          # same key: reopened
+    assert not g.cached_study('mnist', cfg, **(kw | dict(n_trials=3)))['reopened'] and len(calls) == 2  # another budget
+    p = tmp_path/'mnist-gan-study.json'
+    d = json.loads(p.read_text()); d['key']['code'] = 'made by other code'; p.write_text(json.dumps(d))
+    assert g.cached_study('mnist', cfg, reuse_stale=True, **(kw | dict(n_trials=3)))['reopened'] and len(calls) == 2
+    assert not g.cached_study('mnist', cfg, **(kw | dict(n_trials=3)))['reopened'] and len(calls) == 3  # other code: recomputed
+    p.write_text(json.dumps(dict(arch=g.GAN_ARCH, best_params={}, best_fid=0.0, trials=[])))            # keyed by the layout only
+    assert not g.cached_study('mnist', cfg, **kw)['reopened'] and len(calls) == 4
+    assert g.study_key('mnist', cfg, **kw) != g.study_key('mnist', load_config('ci', seed=1, seed_all=False), **kw)   # the seed
+    assert g.study_key('mnist', cfg, progress=True, **kw) == g.study_key('mnist', cfg, **kw)                       # not the progress bar

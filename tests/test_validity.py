@@ -7,7 +7,7 @@ from torch import nn
 
 from latentnb.data import load_dataset
 from latentnb.validity import (SSIMIndex, calibrate_disc_threshold, disc_scores, exactness_check, exactness_summary,
-                               filter_valid, ssim_pairs, ssim_reference)
+                               filter_valid, ssim_pairs, ssim_reference, suggest_k)
 
 
 @pytest.fixture(scope='module')
@@ -51,7 +51,12 @@ def test_too_small_k_is_detected(mnist):
     ref, q = mnist
     chk = exactness_check(SSIMIndex(ref, device='cpu', progress=False), q, k=1, progress=False)
     assert (chk.ssim_pruned <= chk.ssim_brute + 1e-6).all()
-    assert (~chk.equal).any() == (chk.l2_rank_of_argmax > 0).any()
+    missed = ~chk.equal
+    assert missed.any(), "k=1 found every SSIM maximiser: the check detected nothing"
+    assert (chk.l2_rank_of_argmax[missed] > 0).all()   # a miss is an image whose SSIM maximiser is not its L2-nearest
+    s = exactness_summary(chk, 1, len(ref))
+    assert not s['all_equal'] and s['max_l2_rank'] >= 1 and s['max_ssim_gap'] > 0
+    assert suggest_k(chk) > 1   # and the suggested k is larger than the one that missed
 
 
 class _D(nn.Module):
@@ -70,6 +75,7 @@ def test_filter_valid(mnist):
     assert set(df.columns) >= {'disc_score', 'disc_ok', 'ssim', 'nearest', 'ssim_ok', 'keep'}
     assert (df.keep == ((df.disc_score >= tau) & (df.ssim >= 0.40))).all()
     assert not df.ssim_ok.iloc[-4:].any()   # uniform noise is never similar to a digit
+    assert df.ssim_ok.iloc[:10].all()         # real digits are: the checks above are not about an all-rejecting filter
 
 
 def test_errors(mnist):

@@ -54,7 +54,8 @@ def test_predict_proba_is_softmax_of_logits(cls):
     torch.manual_seed(0); m, x = cls(), torch.rand(40, 1, 28, 28)
     with torch.no_grad(): logits = m.eval()(x)
     m.train()
-    assert torch.equal(predict_proba(m, x, bs=16), torch.softmax(logits, 1)) and m.training
+    p = predict_proba(m, x, bs=16)   # batches of 16 vs one batch of 40: equal up to float rounding (kernels depend on batch size)
+    assert torch.allclose(p, torch.softmax(logits, 1), rtol=0, atol=1e-6) and m.training
 
 @pytest.mark.parametrize('cls', GRAY)
 def test_torchscript_same_outputs(cls, tmp_path):

@@ -17,19 +17,23 @@ os.environ.pop('MPLBACKEND', None)  # kernels use the inline backend, so execute
 import nbformat
 from nbclient import NotebookClient
 from latentnb.config import load_config
-from latentnb.report import write_summary
+from latentnb.report import write_summary, code_commit
 
 cfg = load_config(seed_all=False)
 pats = sys.argv[1:] or ['[0-9]*.ipynb']
 nbs = sorted({p for pat in pats for p in (ROOT/'nbs').glob(pat)})
 out_dir = ROOT/'_build'/'executed'; out_dir.mkdir(parents=True, exist_ok=True)
-print(f"== reproducing {len(nbs)} notebooks with profile {cfg.profile!r} on {cfg.device}", flush=True)
+commit = code_commit(ROOT)
+print(f"== reproducing {len(nbs)} notebooks with profile {cfg.profile!r} on {cfg.device} at commit {commit}", flush=True)
+ck = sorted(cfg.ckpt_dir.glob(f'*.{cfg.profile}.pt')) if cfg.ckpt_dir.exists() else []
+print(f"   checkpoints: {len(ck)} trained {cfg.profile!r} model(s) in {cfg.ckpt_dir} are loaded, not retrained "
+      f"(a missing or stale one is trained when its notebook runs; `make retrain` trains every one from scratch)", flush=True)
 runs, t_all = [], time.time()
 for i, nb_path in enumerate(nbs, 1):
     print(f"[{i}/{len(nbs)}] {nb_path.name} ...", flush=True)
     before = {p: p.stat().st_mtime for p in cfg.fig_dir.glob('*.png')} if cfg.fig_dir.exists() else {}
     nb = nbformat.read(nb_path, as_version=4)
-    t0, ok, err = time.time(), True, ''
+    t0, ok, err, date = time.time(), True, '', time.strftime('%Y-%m-%d %H:%M')
     try:
         NotebookClient(nb, timeout=None, kernel_name='python3', resources={'metadata': {'path': str(nb_path.parent)}}).execute()
     except Exception as e:
@@ -37,7 +41,7 @@ for i, nb_path in enumerate(nbs, 1):
     dt = time.time() - t0
     nbformat.write(nb, out_dir/nb_path.name)
     figs = sorted(p for p in cfg.fig_dir.glob('*.png') if before.get(p) != p.stat().st_mtime) if cfg.fig_dir.exists() else []
-    runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem))
+    runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem, commit=commit, date=date, profile=cfg.profile))
     print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s, {len(figs)} figure(s)", flush=True)
 # Merge with earlier runs of the same profile, so re-running a few notebooks keeps the others in the summary.
 # The log sits beside the figures (committed for `quick`), figure paths relative to it, so a fresh clone keeps the rows.
