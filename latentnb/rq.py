@@ -46,7 +46,6 @@ def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
             return None
         print(f"warning: {out_dir.name} was run by other {key['method']} code ({saved['key']['code']}, now {key['code']}); "
               "reopened as it is because the caller asked (reuse_stale=True)")
-    note_reopened('run', str(out_dir))
     cls = FuzzResult if saved['cls'] == 'FuzzResult' else SearchResult
     res = cls(archive=Archive(out_dir), **saved['fields'])
     res.rq_key = saved['key']
@@ -77,7 +76,9 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     out_dir = Path(out_dir)
     key = dict(method=method, budget_s=float(budget_s), max_evals=max_evals, seed=seed,
                weights=weights_hash(G if method == 'DiffGAN' else D, model_a, model_b), code=code_version(method))
-    if resume and (done := _reopen(out_dir, key, reuse_stale)) is not None: return done
+    if resume and (done := _reopen(out_dir, key, reuse_stale)) is not None:
+        note_reopened('run', str(out_dir)); done.reopened = True   # finished earlier: reopened, not computed
+        return done
     kp, same = out_dir/KEY_FILE, lambda a, b: {k: v for k, v in a.items() if k != 'budget_s'} == {k: v for k, v in b.items() if k != 'budget_s'}
     if resume and kp.exists() and not same(pickle.loads(kp.read_bytes()), key): resume = False  # other settings or code: afresh
     if not resume:
@@ -275,7 +276,7 @@ def _job(spec:dict) -> dict:
     keep, judged = _apply_filter(Path(spec['out_dir']), res.archive, _filter(spec['profile'], spec['seed'], spec['dataset']),
                                  spec['max_filter']) if spec['filter'] else (None, None)
     return dict(key=res.rq_key, label=res.label, unique=res.unique, judged=None if judged is None else int(judged.sum()), valid=None if keep is None else int(keep.sum()),
-                search_s=round(t1 - t0, 1), filter_s=round(time.perf_counter() - t1, 1))
+                search_s=round(t1 - t0, 1), filter_s=round(time.perf_counter() - t1, 1), reopened=getattr(res, 'reopened', False))
 
 def _init_worker(threads):
     torch.set_num_threads(threads)
@@ -317,6 +318,7 @@ def rq_runs(cfg, # The active `RunConfig`
     for j in jobs:
         d = Path(j['out_dir'])
         res = _reopen(d, info[j['out_dir']]['key'])  # the run as its job left it (its key: the one the job ran or reopened)
+        if info[j['out_dir']].get('reopened'): note_reopened('run', str(d))   # the job found it finished (in a worker: tell this process's stamp)
         if res is None: raise RuntimeError(f"run {d} did not finish: run the notebook again to resume it")
         keep, judged = (_apply_filter(d, res.archive, _filter(cfg.profile, cfg.seed, j['dataset']), max_filter) if filter
                         else (np.ones(len(res.archive), bool),)*2)
