@@ -25,7 +25,7 @@ nbs = sorted({p for pat in pats for p in (ROOT/'nbs').glob(pat)})
 out_dir = ROOT/'_build'/'executed'; out_dir.mkdir(parents=True, exist_ok=True)
 commit = code_commit(ROOT)
 print(f"== reproducing {len(nbs)} notebooks with profile {cfg.profile!r} on {cfg.device} at commit {commit}", flush=True)
-ck = sorted(cfg.ckpt_dir.glob(f'*.{cfg.profile}.pt')) if cfg.ckpt_dir.exists() else []
+ck = [p for p in sorted(cfg.ckpt_dir.glob(f'*.{cfg.profile}.pt')) if p.with_suffix('.json').exists()] if cfg.ckpt_dir.exists() else []   # with a manifest: not TorchScript copies
 print(f"   checkpoints: {len(ck)} trained {cfg.profile!r} model(s) in {cfg.ckpt_dir} are loaded, not retrained "
       f"(a missing or stale one is trained when its notebook runs; `make retrain` trains every one from scratch)", flush=True)
 runs, t_all = [], time.time()
