@@ -158,3 +158,33 @@ def test_checkpoints_record_the_training_spec(tmp_path, monkeypatch):
     spec = checkpoint_entry('mnist-argus-vqvae', cfg=cfg)['spec']
     B = cfg.budget('argus')
     assert spec['lr'] == B.lr and spec['epochs'] == B.pre_epochs and spec['lr_gamma'] == B.lr_gamma and spec['code'].startswith('argus-')
+
+
+def test_grid_of_codes_follows_down():
+    "down = 1 gives a 14×14 grid of codes, down = 2 a 7×7 one; both decode back to 28×28; anything else is refused"
+    from latentnb.argus import VQVAE, ArgusVAE
+    x = torch.rand(3, 1, 28, 28)
+    for down, side in ((1, 14), (2, 7)):
+        m = VQVAE(n_codes=8, code_dim=4, ch=4, down=down)
+        assert m.encode(x).shape == (3, 4, side, side) and m(x).shape == x.shape
+        assert ArgusVAE(code_dim=4, ch=4, down=down).encode(x).shape == (3, 4, side, side)
+    with pytest.raises(ValueError, match='must be 1'):
+        VQVAE(down=0)
+
+
+def test_white_box_baselines():
+    "DLFuzz and DeepXplore give `budget` samples per seed in [0, 1]; DeepXplore's lighting step is uniform; bad input is refused"
+    from latentnb.argus import white_box, LeNet4
+    from latentnb.zoo import LeNet5
+    torch.manual_seed(0)
+    x, y = torch.rand(4, 1, 28, 28)*0.5 + 0.25, torch.tensor([0, 1, 2, 3])
+    a, b = LeNet4().eval(), LeNet5().eval()
+    g = white_box(a, x, y, 'dlfuzz', budget=6, iterations=2)
+    assert g['x'].shape == (24, 1, 28, 28) and g['seed_idx'].tolist() == [i for i in range(4) for _ in range(6)]
+    assert (g['label'] == y.repeat_interleave(6)).all() and 0 <= g['x'].min() and g['x'].max() <= 1
+    d = white_box(a, x, y, 'deepxplore', budget=1, others=[b])['x'] - x
+    assert torch.allclose(d.abs(), torch.full_like(d, 10/255), atol=1e-5)          # nothing clipped: one uniform brightness step
+    with pytest.raises(ValueError, match='others'):
+        white_box(a, x, y, 'deepxplore')
+    with pytest.raises(ValueError, match='dlfuzz'):
+        white_box(a, x, y, 'pgd')
