@@ -266,9 +266,9 @@ def gan_scores(G:Generator, feat:FeatureExtractor, real:torch.Tensor, # Real ima
     return pd.DataFrame(rows)
 
 # %% ../nbs/11_gan.ipynb #94e5fb9c
-def mode_coverage(G:Generator, clf:nn.Module, # Reference classifier (logits)
+def mode_coverage(G:Generator, clf:nn.Module, # A classifier returning logits (e.g. the judges' `JudgeModule`)
                   n:int=10_000, seed:int=0, n_classes:int=10) -> dict:
-    "Share of each class among `n` generated images (reference labels) and the mean max-softmax confidence"
+    "Share of each class among `n` generated images (`clf`'s labels) and the mean max-softmax confidence"
     p = predict_proba(clf, generate(G, n, seed=seed))
     share = torch.bincount(p.argmax(1), minlength=n_classes).float()/n
     return dict(share=share.numpy(), min_share=float(share.min()), confidence=float(p.max(1).values.mean()))

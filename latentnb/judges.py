@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['JUDGE_ARCHS', 'JUDGE_CODE', 'JUDGE_SPECS', 'CONTROL_KINDS', 'judge_split', 'split_table', 'JudgeResNet', 'WideMLP',
            'SepCNN', 'JudgeSpec', 'judge_spec', 'load_judge_member', 'member_outputs', 'fit_mahalanobis', 'mahalanobis',
-           'Judges', 'load_judges', 'judge_features', 'judge_agreement', 'control_images', 'judge_controls']
+           'Judges', 'load_judges', 'judge_features', 'JudgeModule', 'judge_agreement', 'control_images',
+           'judge_controls']
 
 # %% ../nbs/12_judges.ipynb #c6ddeed4
 import math, time
@@ -273,6 +274,20 @@ def load_judges(dataset:str, # 'mnist' or 'fashion-mnist'
 def judge_features(dataset:str, cfg=None):
     "The feature extractor for geometric diversity: `f(x) -> (N, d)`, the judges' concatenated normalised penultimate layers"
     return load_judges(dataset, cfg).features
+
+# %% ../nbs/12_judges.ipynb #8ab62956
+class JudgeModule(nn.Module):
+    "The judges as a classifier module: `forward` gives log mean probabilities (softmax = the ensemble's), `features` the judges' features"
+    def __init__(self, judges:Judges # From `load_judges`
+                ):
+        super().__init__()
+        self.__dict__['judges'] = judges   # not a submodule: its members stay frozen and on their own device
+        self.num_features = sum(m.num_features for m in judges.members.values())
+    @torch.no_grad()
+    def forward(self, x): return self.judges.predict_proba(x).clamp_min(1e-12).log()
+    @torch.no_grad()
+    def features(self, x): return self.judges.features(x)
+    def __repr__(self): return f"JudgeModule({self.judges.name})"
 
 # %% ../nbs/12_judges.ipynb #a1058ffe
 def judge_agreement(judges:Judges, x) -> dict:

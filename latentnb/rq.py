@@ -7,8 +7,7 @@ __all__ = ['METHODS', 'RESULT_FILE', 'HISTORY_FILE', 'KEY_FILE', 'code_version',
            'valid_filter', 'filter_tag', 'rq_dir', 'RQRun', 'rq_runs', 'rq1_targets', 'rq1_runs']
 
 # %% ../nbs/41_rq1_counts.ipynb #fd1b3212
-import hashlib, inspect, json, multiprocessing as mp, os, pickle, time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import hashlib, inspect, json, os, pickle, shutil, time
 from dataclasses import dataclass, fields as dc_fields
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from .search import SearchResult, diffgan_search
 from .baseline import FuzzResult, drfuzz_search
 from .checkpoints import weights_hash
 from .report import note_reopened
+from .grid import Job, run_grid, is_done
 import latentnb.archive, latentnb.baseline, latentnb.fitness, latentnb.generators, latentnb.mutation, latentnb.search, latentnb.strategies  # hashed by `code_version`
 
 # %% ../nbs/41_rq1_counts.ipynb #60a36702
@@ -278,8 +278,18 @@ def _job(spec:dict) -> dict:
     return dict(key=res.rq_key, label=res.label, unique=res.unique, judged=None if judged is None else int(judged.sum()), valid=None if keep is None else int(keep.sum()),
                 search_s=round(t1 - t0, 1), filter_s=round(time.perf_counter() - t1, 1), reopened=getattr(res, 'reopened', False))
 
-def _init_worker(threads):
-    torch.set_num_threads(threads)
+def _grid_job(out_dir, # The grid's folder of this job (its markers), `<rq dir>/_grid/<run name>`
+              spec:dict # The run (`_job`'s argument)
+             ) -> dict:
+    "`_job` as a `latentnb.grid` job; the run's archive stays in `spec['out_dir']`, where the search resumes it"
+    return _job(spec)
+
+def _grid_version(cfg, dataset:str, method:str) -> str:
+    "What a finished grid job's summary depends on beyond its arguments: this module, the method's code and the dataset's checkpoints (a change re-calls `_job`, which reopens what still holds)"
+    from latentnb.grid import code_version as module_version
+    sums = sorted((p.name, json.loads(p.read_text()).get('sha256')) for p in Path(cfg.ckpt_dir).glob(f'{dataset}-*.{cfg.profile}.json'))
+    s = json.dumps([module_version(_grid_job), code_version(method), sums])
+    return hashlib.blake2b(s.encode(), digest_size=8).hexdigest()
 
 # %% ../nbs/41_rq1_counts.ipynb #473d1002
 def rq_runs(cfg, # The active `RunConfig`
@@ -291,6 +301,8 @@ def rq_runs(cfg, # The active `RunConfig`
             max_evals:int=0, # Evaluation cap per run (0 = none)
             reducer:str|None=None, # DiffGAN's re-clustering embedding (default: the `[search]` section's)
             workers:int=1, # Worker processes (<= 1: this process)
+            backend:str|None=None, # `latentnb.grid` backend: 'inline', 'processes' or 'dask' (None: LATENTNB_GRID_BACKEND, else 'inline' for 1 worker, 'processes' for more)
+            address:str|None=None, # 'dask': the scheduler (None: LATENTNB_DASK_ADDRESS, else a LocalCluster of `workers`)
             methods=METHODS, resume:bool=True, progress:bool=True,
             reuse_stale:bool=False, # Reopen finished runs of other search code (default: recompute them)
             filter:bool=True, # Apply the validity filter to every archive
@@ -302,18 +314,14 @@ def rq_runs(cfg, # The active `RunConfig`
                  max_evals=max_evals, n_seeds=n_seeds, reducer=reducer, resume=resume, filter=filter, max_filter=max_filter, reuse_stale=reuse_stale, threads=1,
                  out_dir=str(root/f'{ds}_p{p}_{m}_{budget_s:g}s_run{r}'))
             for r in range(runs) for ds, p in targets for m in methods]  # run-major: early results cover every target
-    bar = tqdm(total=len(jobs), desc=f'RQ runs ({workers} workers)', disable=not progress)
-    info = {}
-    if workers <= 1:
-        for j in jobs:
-            info[j['out_dir']] = _job(j); bar.update(); bar.set_postfix_str(str({k: v for k, v in info[j['out_dir']].items() if k != 'key'}))
-    else:
-        import latentnb.rq as mod  # workers import the functions from the module (a notebook's `__main__` cannot be pickled)
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=mod._init_worker, initargs=(1,)) as ex:
-            futs = {ex.submit(mod._job, j): j for j in jobs}
-            for f in as_completed(futs):
-                info[futs[f]['out_dir']] = f.result(); bar.update(); bar.set_postfix_str(str({k: v for k, v in info[futs[f]['out_dir']].items() if k != 'key'}))
-    bar.close()
+    backend = backend or os.environ.get('LATENTNB_GRID_BACKEND') or ('inline' if workers <= 1 else 'processes')
+    gjobs = [Job(_grid_job, dict(spec=j), root/'_grid'/Path(j['out_dir']).name, version=_grid_version(cfg, j['dataset'], j['method'])) for j in jobs]
+    for g, j in zip(gjobs, jobs):   # a grid marker whose run folder was deleted: run it again
+        if g.out_dir.exists() and not Path(j['out_dir']).exists(): shutil.rmtree(g.out_dir)
+    was_done = [is_done(g) for g in gjobs]
+    gr = run_grid(gjobs, backend=backend, workers=max(1, workers), threads=1, address=address, progress=progress,
+                  desc='RQ runs')
+    info = {j['out_dir']: dict(r, reopened=r.get('reopened') or d) for j, r, d in zip(jobs, gr.results, was_done)}
     out = {}
     for j in jobs:
         d = Path(j['out_dir'])

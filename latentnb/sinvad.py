@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['sinvad_settings', 'latent_space', 'pixel_space', 'model_under_test', 'penultimate', 'between_clusters',
-           'sinvad_fitness', 'ranking_key', 'SinvadResult', 'ga_search', 'reference_reading', 'hill_climb', 'LSA',
+           'sinvad_fitness', 'ranking_key', 'SinvadResult', 'ga_search', 'judge_reading', 'hill_climb', 'LSA',
            'interpolate', 'mix_labels', 'rarely_confused_pairs', 'confusion', 'detection_classifiers']
 
 # %% ../nbs/51_sinvad.ipynb #ec23ce89
@@ -157,17 +157,17 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
 
 # %% ../nbs/51_sinvad.ipynb #30babc9c
 @torch.no_grad()
-def reference_reading(ref:nn.Module, # An independent classifier (e.g. `latentnb.zoo.reference_classifier`)
+def judge_reading(judge:nn.Module, # A classifier no search uses (the judges' `latentnb.judges.JudgeModule`)
                       x:torch.Tensor, # Generated images (N,C,H,W)
                       seed_label:torch.Tensor, # The model under test's label of each image's seed (N,)
                       new_label:torch.Tensor|None=None, # The model under test's label of each image (N,), when it changed
                      ) -> dict:
-    "How an independent classifier reads generated images: the share it labels as the seed's class, as the model's new label, and its mean top probability"
-    if len(x) == 0: return {'n': 0, 'reference = seed label': float('nan'), 'reference = new label': float('nan'), 'reference top probability': float('nan')}
-    p = predict_proba(ref, x); y = p.argmax(1)
-    return {'n': len(x), 'reference = seed label': float((y == seed_label).float().mean()),
-            'reference = new label': float((y == new_label).float().mean()) if new_label is not None else float('nan'),
-            'reference top probability': float(p.max(1).values.mean())}
+    "How a judge reads generated images: the share it labels as the seed's class, as the model's new label, and its mean top probability"
+    if len(x) == 0: return {'n': 0, 'judge = seed label': float('nan'), 'judge = new label': float('nan'), 'judge top probability': float('nan')}
+    p = predict_proba(judge, x); y = p.argmax(1)
+    return {'n': len(x), 'judge = seed label': float((y == seed_label).float().mean()),
+            'judge = new label': float((y == new_label).float().mean()) if new_label is not None else float('nan'),
+            'judge top probability': float(p.max(1).values.mean())}
 
 # %% ../nbs/51_sinvad.ipynb #94621ebb
 @torch.no_grad()

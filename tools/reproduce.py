@@ -20,7 +20,10 @@ from latentnb.config import load_config
 from latentnb.report import write_summary, code_commit
 
 cfg = load_config(seed_all=False)
-pats = sys.argv[1:] or ['[0-9]*.ipynb']
+pats = [Path(a).name if a.startswith('nbs/') else a for a in sys.argv[1:]] or ['[0-9]*.ipynb']   # names or globs in nbs/ ('nbs/' prefix allowed)
+missing = [pat for pat in pats if not any((ROOT/'nbs').glob(pat))]
+if missing: sys.exit(f"tools/reproduce.py: no notebook in nbs/ matches {', '.join(map(repr, missing))}; give names or globs such as "
+                     f"'41_rq1_counts.ipynb' or '6*.ipynb' (no argument: every numbered notebook)")
 nbs = sorted({p for pat in pats for p in (ROOT/'nbs').glob(pat)})
 out_dir = ROOT/'_build'/'executed'; out_dir.mkdir(parents=True, exist_ok=True)
 commit = code_commit(ROOT)
