@@ -315,7 +315,8 @@ def rq_runs(cfg, # The active `RunConfig`
                  out_dir=str(root/f'{ds}_p{p}_{m}_{budget_s:g}s_run{r}'))
             for r in range(runs) for ds, p in targets for m in methods]  # run-major: early results cover every target
     backend = backend or os.environ.get('LATENTNB_GRID_BACKEND') or ('inline' if workers <= 1 else 'processes')
-    gjobs = [Job(_grid_job, dict(spec=j), root/'_grid'/Path(j['out_dir']).name, version=_grid_version(cfg, j['dataset'], j['method'])) for j in jobs]
+    import latentnb.rq as mod   # workers import the job function from the module (a notebook's `__main__` cannot be pickled)
+    gjobs = [Job(mod._grid_job, dict(spec=j), root/'_grid'/Path(j['out_dir']).name, version=_grid_version(cfg, j['dataset'], j['method'])) for j in jobs]
     for g, j in zip(gjobs, jobs):   # a grid marker whose run folder was deleted: run it again
         if g.out_dir.exists() and not Path(j['out_dir']).exists(): shutil.rmtree(g.out_dir)
     was_done = [is_done(g) for g in gjobs]
