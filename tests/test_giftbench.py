@@ -22,15 +22,15 @@ def test_margin_sign():
 def test_search_finds_failures_in_bounds_and_is_deterministic():
     g = ToyGen(); vs = viable_seeds(g, toy_clf, 10)
     assert vs['pct_viable'] == 100
-    r1 = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=30, step='high', progress=False)
-    r2 = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=30, step='high', progress=False)
+    r1 = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=30, step='high', progress=False, variant='latentnb')
+    r2 = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=30, step='high', progress=False, variant='latentnb')
     assert r1.failed.all() and (r1.pred != r1.y).all() and r1.z_fail.abs().max() <= 3
     assert torch.equal(r1.iterations, r2.iterations)
     assert torch.equal(toy_clf(r1.x_fail).argmax(1), r1.pred)
 
 def test_low_step_exhausts_budget():
     g = ToyGen(); vs = viable_seeds(g, toy_clf, 10)
-    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=4, generations=3, step='low', progress=False)
+    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=4, generations=3, step='low', progress=False, variant='latentnb')
     assert not r.failed.any() and (r.iterations == 3).all()
     row = summarise(r, 'toy', 'low'); assert row['n_misclassified'] == 0
     assert table3([row])['% misclassification (#)'][0] == '0.0 (0)'
@@ -71,7 +71,7 @@ def test_export_zip_holds_every_viable_seed(tmp_path):
     import zipfile, pandas as pd
     from latentnb.giftbench import export_zip
     g = ToyGen(); vs = viable_seeds(g, toy_clf, 10)
-    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=4, generations=2, step='high', progress=False)
+    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=4, generations=2, step='high', progress=False, variant='latentnb')
     names = zipfile.ZipFile(export_zip(r, tmp_path/'x.zip', 'toy', 'toy')).namelist()
     assert len(names) == 2*len(r.y) + 1 and 'results.csv' in names
     df = pd.read_csv(zipfile.ZipFile(tmp_path/'x.zip').open('results.csv'))
@@ -86,3 +86,42 @@ def test_panel_defaults_are_the_papers_and_run_in_background():
     p.n_seeds.value, p.pop.value, p.iters.value, p.step.value = 10, 4, 5, 'high'
     p.start(); row = p.wait(60)
     assert row['n_viable'] == 10 and '% misclassified' in p.status.value and len(p.images) == 10
+
+
+# --- the authors' GA (variant 'gift', the default): deeptestai/genai_tigs tig_*.py
+from latentnb.giftbench import logit_margin, gift_extent
+from latentnb.strategies import gift_offspring, gift_step, gift_sigma, gift_parents
+
+def test_logit_margin_is_the_logit_difference():
+    lg = torch.tensor([[2., 0.5, -1.], [0., 3., 1.]])
+    assert torch.allclose(logit_margin(F.softmax(lg, 1), torch.tensor([0, 2])), torch.tensor([1.5, -2.]), atol=1e-5)
+
+def test_gift_step_matches_the_authors_csv():
+    assert abs(gift_step(-5.41362476348877, 5.42081117630005, 'low') - 0.00216688718795776) < 1e-12   # their MNIST SD init_p
+    assert gift_step(0, 1, 'high') == 10*gift_step(0, 1, 'low')
+    with pytest.raises(ValueError, match='hi > lo'): gift_step(1, 1, 'low')
+
+def test_gift_sigma_doubles_on_stall_and_resets():
+    s = torch.tensor([.1, .4]); best = torch.tensor([1., 2.])
+    assert torch.equal(gift_sigma(s, .1, best, best.clone()), torch.tensor([.2, .8]))
+    assert torch.equal(gift_sigma(s, .1, best, best + 1), torch.tensor([.1, .1]))
+
+def test_gift_offspring_keeps_the_best_and_mutates_only_changed_genes():
+    g = torch.Generator().manual_seed(0)
+    P = torch.randn(3, 25, 8); M = torch.randn(3, 25); origin = P[:, 0].clone()
+    out = gift_offspring(P, M, gift_parents(25), 1.0, 0.5, g, origin=origin)
+    assert out.shape == P.shape
+    assert torch.equal(out[:, :10], P.gather(1, M.argsort(1)[:, :10, None].expand(-1, -1, 8)))   # truncation: the 10 best, unchanged
+    same = torch.zeros(1, 25, 4); child = gift_offspring(same, torch.arange(25.)[None], 10, 1.0, 1.0, g, origin=torch.zeros(1, 4))
+    assert torch.equal(child, same)                                                         # genes equal to the seed's latent never mutate
+
+def test_gift_search_stays_in_the_latent_range_and_low_finds_less():
+    g = ToyGen(); vs = viable_seeds(g, toy_clf, 10)
+    lo, hi = gift_extent(g)
+    hi_r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=25, generations=120, step='high', progress=False)
+    lo_r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=25, generations=120, step='low', progress=False)
+    assert hi_r.variant == 'gift' and hi_r.bounds == (lo, hi)
+    assert hi_r.z_fail.min() >= lo and hi_r.z_fail.max() <= hi
+    assert hi_r.failed.sum() > lo_r.failed.sum()
+    assert torch.equal(hi_r.iterations, giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=25, generations=120, step='high', progress=False).iterations)
+    with pytest.raises(ValueError, match='variant must be'): giftbench_search(g, toy_clf, vs['z'], vs['y'], variant='x')

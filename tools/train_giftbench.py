@@ -1,4 +1,4 @@
-"""Train (or load) the GIFTbench generators of a profile: the class-conditional GAN and the diffusion model of each dataset.
+"""Train (or load) the GIFTbench models of a profile: the class-conditional GAN, the diffusion model and the classifier under test (GiftDeepConv) of each dataset.
 
     LATENTNB_PROFILE=quick LATENTNB_THREADS=1 nice -n 19 .venv/bin/python tools/train_giftbench.py mnist cgan
     LATENTNB_PROFILE=paper .venv/bin/python tools/train_giftbench.py            # every dataset and kind, on the GPU when there is one
@@ -11,18 +11,21 @@ import argparse, time
 import torch
 from latentnb.config import load_config
 from latentnb.checkpoints import checkpoint_entry
-from latentnb.giftbench import load_generator, sample_quality, DATASETS
+from latentnb.giftbench import load_generator, sample_quality, gift_classifier, DATASETS
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('datasets', nargs='*', default=None, help=f"datasets (default: the profile's; accepted {', '.join(DATASETS)})")
-    ap.add_argument('--kinds', nargs='*', default=['cgan', 'ddpm'], choices=['cgan', 'ddpm'])
+    ap.add_argument('--kinds', nargs='*', default=['cgan', 'ddpm', 'clf'], choices=['cgan', 'ddpm', 'clf'], help='clf: the classifier under test of notebook 82')
     ap.add_argument('--n', type=int, default=500, help='samples for the faithfulness check')
     a = ap.parse_args()
     cfg = load_config(); B = cfg.budget('giftbench')
     print(f"profile {cfg.profile}, device {cfg.device}, threads {torch.get_num_threads()}")
     for ds in a.datasets or B.datasets:
         for kind in a.kinds:
+            if kind == 'clf':
+                t0 = time.time(); gift_classifier(ds, cfg)
+                print(f"{ds}-gift-deepconv: {checkpoint_entry(f'{ds}-gift-deepconv', cfg=cfg)['metrics']} ({time.time() - t0:.0f} s)", flush=True); continue
             t0 = time.time(); gen = load_generator(ds, kind, cfg)
             name = f"{ds}-{'cgan-gd' if kind == 'cgan' else 'ddpm-unet'}"
             e = checkpoint_entry(name, cfg=cfg)
