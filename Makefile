@@ -34,7 +34,7 @@ data: $(VENV_STAMP)
 reproduce: data
 	LATENTNB_PROFILE=quick $(PY) tools/reproduce.py
 
-# Every committed checkpoint trained from scratch in dependency order (about 4.9 h of training on the 2-core CPU, as
+# Every committed checkpoint trained from scratch in dependency order (about 4.8 h of training on the 2-core CPU, as
 # recorded in the manifests), into data/retrained/<profile>/, then every notebook on those models.
 retrain: data
 	LATENTNB_PROFILE=quick $(PY) tools/retrain.py

@@ -306,7 +306,8 @@ def rq_runs(cfg, # The active `RunConfig`
             methods=METHODS, resume:bool=True, progress:bool=True,
             reuse_stale:bool=False, # Reopen finished runs of other search code (default: recompute them)
             filter:bool=True, # Apply the validity filter to every archive
-            max_filter:int=0 # Inputs per run the filter judges at most (a seeded uniform sample; 0 = all)
+            max_filter:int=0, # Inputs per run the filter judges at most (a seeded uniform sample; 0 = all)
+            retries:int=1 # Re-runs of a job that raised: it resumes from its last committed generation
            ) -> dict:
     "{(dataset, pair, method, run): RQRun} for the methods on the targets"
     root = rq_dir(cfg, notebook)
@@ -320,7 +321,7 @@ def rq_runs(cfg, # The active `RunConfig`
     for g, j in zip(gjobs, jobs):   # a grid marker whose run folder was deleted: run it again
         if g.out_dir.exists() and not Path(j['out_dir']).exists(): shutil.rmtree(g.out_dir)
     was_done = [is_done(g) for g in gjobs]
-    gr = run_grid(gjobs, backend=backend, workers=max(1, workers), threads=1, address=address, progress=progress,
+    gr = run_grid(gjobs, backend=backend, workers=max(1, workers), threads=1, retries=retries, address=address, progress=progress,
                   desc='RQ runs')
     info = {j['out_dir']: dict(r, reopened=r.get('reopened') or d) for j, r, d in zip(jobs, gr.results, was_done)}
     out = {}

@@ -1,0 +1,142 @@
+"SINVAD's GA and hill climbing: the paper's / authors' operators (variant 'sinvad', the default) and the earlier ones ('latentnb')"
+import pytest
+import torch
+from torch import nn
+
+from latentnb.strategies import (SINVAD_VARIANTS, SinvadGA, HillClimb, search_space, sinvad_offspring, sinvad_parents,
+                                 sinvad_sigma, sinvad_distance)
+from latentnb.sinvad import ga_search, hill_climb, sinvad_fitness, ranking_key
+from latentnb.blackbox import predict, predict_proba
+
+
+# --- frozen copies of the operators as they were before the 'sinvad' variant (the 'latentnb' variant must match them bit for bit)
+def old_offspring(P, v0, sig, n, g, p_reset=0.05, mask=None):
+    S, pop, d = P.shape; ar = torch.arange(S)[:, None]
+    par = torch.randint(0, pop, (S, 2*n, 2), generator=g).min(-1).values
+    p1, p2 = P[ar, par[:, :n]], P[ar, par[:, n:]]
+    cut = torch.randint(1, d, (S, n, 1), generator=g)
+    child = torch.where(torch.arange(d).view(1, 1, d) < cut, p1, p2)
+    differs = (child - v0[:, None]).abs() > 1e-6
+    noise = sig*torch.randn(S, n, d, generator=g)
+    child = child + differs*(noise if mask is None else noise*mask)
+    reset = torch.rand(S, n, d, generator=g) < p_reset
+    return torch.where(reset, v0[:, None].expand_as(child), child)
+
+@torch.no_grad()
+def old_ga_search(space, clf, x_seed, target=None, pop=20, gens=30, elite=4, sigma=0.5, grow=1.25, shrink=0.9, p_reset=0.05, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    v0 = space.encode(x_seed).float(); S, d = v0.shape
+    label = predict(clf, x_seed)
+    tgt = None if target is None else torch.as_tensor(target).long().view(S, 1)
+    lab = label.view(S, 1); clip = space.clamp
+    sig = torch.full((S, 1, 1), float(sigma))
+    P = clip(v0[:, None] + sig*torch.randn(S, pop, d, generator=g))
+    best_key = torch.full((S,), float('inf'), dtype=torch.float64); best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
+    ar = torch.arange(S)[:, None]
+    for gen in range(gens):
+        probs = predict_proba(clf, space.decode(P.reshape(-1, d))).view(S, pop, -1)
+        fit, guide = sinvad_fitness(P, v0[:, None], probs, lab, tgt, ord=2)
+        key = ranking_key(fit, guide)
+        order = key.argsort(1); P, fit, key = P[ar, order], fit[ar, order], key[ar, order]
+        better = key[:, 0] < best_key
+        best_key = torch.where(better, key[:, 0], best_key); best_f = torch.where(better, fit[:, 0], best_f)
+        best_v[better] = P[better, 0]
+        found = torch.isfinite(best_f)
+        sig = (sig*torch.where(found, shrink, grow).view(S, 1, 1)).clamp(sigma/20, sigma*20)
+        if gen == gens - 1: break
+        child = old_offspring(P, v0, sig, pop - elite, g, p_reset)
+        P = torch.cat([P[:, :elite], clip(child)], 1)
+    return best_v, best_f
+
+
+@pytest.fixture(scope='module')
+def toy():
+    "Pixel space of 2×2 images, a tiny linear classifier and 6 seed images"
+    torch.manual_seed(0)
+    clf = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval()
+    x = torch.rand(6, 1, 2, 2)
+    return search_space('pixels', shape=(1, 2, 2)), clf, x
+
+
+def test_parents_from_the_top_10():
+    g = torch.Generator().manual_seed(0)
+    P = torch.arange(50, dtype=torch.float32).view(1, 50, 1).expand(1, 50, 8).clone()   # row r holds r everywhere; rows ranked 0..49
+    kids = sinvad_offspring(P, torch.full((1, 8), -1.), torch.zeros(1, 1, 1), 400, g, p_reset=0.0)   # σ = 0, no reset
+    assert set(kids.unique().tolist()) == set(range(10))          # every gene from the top 10, and each of them used
+    assert [sinvad_parents(p) for p in (50, 20, 12, 3)] == [10, 10, 6, 2]
+    assert SinvadGA().elite == 10 and SinvadGA(pop=12).elite == 6
+
+
+def test_sigma_schedule():
+    s = sinvad_sigma(torch.tensor([.1, .1, .049]), torch.tensor([1., 2., float('inf')]), torch.tensor([1., 3., float('inf')]))
+    torch.testing.assert_close(s, torch.tensor([.07, .1, .0343]))   # equal best → ×0.7; improved → reset to 0.1
+
+
+def test_binomial_reset_to_the_seed():
+    g = torch.Generator().manual_seed(1)
+    P, v0 = torch.randn(2, 20, 100) + 5, torch.zeros(2, 100)
+    kids = sinvad_offspring(P, v0, torch.full((2, 1, 1), 0.1), 30, g)                 # default p_reset = 0.5 (the authors')
+    share = float((kids == 0).float().mean())
+    assert 0.45 < share < 0.55
+    kids = sinvad_offspring(P, v0, torch.full((2, 1, 1), 0.1), 30, g, p_reset=1.0)
+    assert (kids == 0).all()                                                          # reset genes take the seed's value
+    same = P[:, :1].expand(-1, 20, -1).clone()                                        # parents equal to the seed: nothing differs,
+    assert torch.equal(sinvad_offspring(same, P[:, 0], torch.ones(2, 1, 1), 5, g, p_reset=0.0), P[:, :1].expand(-1, 5, -1))  # nothing mutates
+
+
+def test_l1_distance():
+    v, p = torch.tensor([[3., -4.]]), torch.tensor([[.2, .8]])
+    assert sinvad_fitness(v, torch.zeros(2), p, torch.tensor(0))[0].item() == 7.0
+    assert sinvad_fitness(v, torch.zeros(2), p, torch.tensor(0), ord=2)[0].item() == 5.0
+    assert sinvad_distance(v, torch.zeros(2)).item() == 7.0
+
+
+def test_stop_rule(toy):
+    space, _, x = toy
+    const = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval()                       # always class 0: nothing ever crosses
+    with torch.no_grad(): const[1].weight.zero_(); const[1].bias.copy_(torch.tensor([5., 0., 0.]))
+    r = ga_search(space, const, x, pop=12, gens=500)
+    assert not r.found.any()
+    assert len(r.history) == 13                                                       # 0.1·0.7^13 < 1e-3: 13 generations, then stop
+
+
+def test_paper_ga_finds_on_toy(toy):
+    space, clf, x = toy
+    r = ga_search(space, clf, x, pop=20, gens=40, sigma_init=0.5)
+    assert r.found.any() and (r.label[r.found] != r.seed_label[r.found]).all()
+    assert torch.isfinite(r.distance[r.found]).all()
+
+
+def test_latentnb_variant_unchanged(toy):
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    P, v0, sig = torch.randn(3, 10, 7), torch.randn(3, 7), torch.rand(3, 1, 1)
+    mask = torch.tensor([1., 1, 1, 1, 1, 1, 0])
+    assert torch.equal(sinvad_offspring(P, v0, sig, 6, g1, 0.05, mask, 'latentnb'), old_offspring(P, v0, sig, 6, g2, 0.05, mask))
+    space, clf, x = toy
+    r = ga_search(space, clf, x, pop=10, gens=6, seed=4, variant='latentnb')
+    v, f = old_ga_search(space, clf, x, pop=10, gens=6, seed=4)
+    assert torch.equal(r.v, v) and torch.equal(r.distance, f)
+    s = SinvadGA(variant='latentnb')
+    assert (s.pop, s.gens, s.elite, s.sigma, s.p_reset) == (20, 30, 4, 0.5, 0.05)
+
+
+def test_hill_climb_paper_moves_one_element(toy):
+    space, clf, x = toy
+    obj = lambda im, i: predict_proba(clf, im)[torch.arange(len(im)), 0]
+    v, _, h = hill_climb(space, obj, x, iters=40)
+    assert (h[1:] <= h[:-1]).all() and h.shape == (41, len(x))                      # first improvement: never worse
+    assert HillClimb().iters == 3 and HillClimb().step == 1.0
+
+
+@pytest.mark.parametrize('make', [lambda: SinvadGA(variant='gift'), lambda: HillClimb(variant='paper'),
+                                  lambda: sinvad_offspring(torch.zeros(1, 4, 3), torch.zeros(1, 3), torch.ones(1, 1, 1), 2,
+                                                           torch.Generator(), variant='x')])
+def test_bad_variant(make):
+    with pytest.raises(ValueError, match="variant must be one of sinvad, latentnb"): make()
+
+
+def test_bad_variant_functions(toy):
+    space, clf, x = toy
+    with pytest.raises(ValueError, match='variant must be'): ga_search(space, clf, x, variant='gift')
+    with pytest.raises(ValueError, match='variant must be'): hill_climb(space, lambda im, i: im.sum((1, 2, 3)), x, variant='gift')
+    assert SINVAD_VARIANTS == ('sinvad', 'latentnb')
