@@ -671,9 +671,9 @@ def realism_form(items:list, # From `realism_items`
     return box
 
 # %% ../nbs/60_argus.ipynb #70a1e7d3
-import hashlib, importlib, inspect
+import importlib
 from .checkpoints import weights_hash
-from .grid import Job
+from .grid import Job, modules_version
 from .zoo import load_pair
 
 def argus_classifiers(dataset:str='mnist', # 'mnist' or 'fashion-mnist'
@@ -790,15 +790,11 @@ def retrain_job(out_dir, # The job's folder (`rows.json`)
     return rows
 
 # %% ../nbs/60_argus.ipynb #f1cb06f7
-def _code_digest() -> str:
-    "A hash of the code the jobs run: this module, the zoo (training), the black box and SSIM"
-    mods = ('latentnb.argus', 'latentnb.zoo', 'latentnb.blackbox', 'latentnb.validity')
-    return hashlib.blake2b(''.join(inspect.getsource(importlib.import_module(m)) for m in mods).encode(), digest_size=6).hexdigest()
-
 def _version(cfg, dataset, lambdas=(), variant='argus') -> str:
     "The code and the weights of the generators (at `lambdas`) and the classifiers a job uses"
     models = [load_argus(dataset, l, variant, cfg=cfg) for l in lambdas] + list(argus_classifiers(dataset, cfg).values())
-    return f"{_code_digest()}-{weights_hash(*models, n=6)}"
+    code = modules_version('latentnb.argus', 'latentnb.zoo', 'latentnb.blackbox', 'latentnb.validity')   # this module, training, the black box, SSIM
+    return f"{code}-{weights_hash(*models, n=6)}"
 
 def _mod(): return importlib.import_module('latentnb.argus')   # the job functions as workers import them (not a notebook's __main__)
 

@@ -7,7 +7,7 @@ __all__ = ['OBJECTIVES', 'cross_generators', 'cross_context', 'near_free_index',
            'cross_cell', 'cross_jobs']
 
 # %% ../nbs/90_cross_product.ipynb #51440bc1
-import hashlib, importlib, inspect, json, os, time
+import hashlib, json, os, time
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ from .metrics import geometric_diversity, subset_mean
 from .strategies import STRATEGIES, objective, run_search, search_space
 from .zoo import load_pair, reference_classifier
 from .judges import load_judges
-from .grid import Job, run_grid
+from .grid import Job, run_grid, modules_version
 import latentnb.strategies
 
 # %% ../nbs/90_cross_product.ipynb #1d4307df
@@ -124,7 +124,7 @@ def _digest(s:str) -> str: return hashlib.blake2b(s.encode(), digest_size=6).hex
 def cross_jobs(profile:str, root, dataset:str='mnist') -> list:
     "The grid's jobs; each key holds the strategies' and this module's code, the [cross] budget and its generator's weights"
     ctx = cross_context(profile, dataset); B = ctx['B']
-    code = _digest(inspect.getsource(latentnb.strategies) + inspect.getsource(importlib.import_module('latentnb.cross')))
+    code = modules_version('latentnb.strategies', 'latentnb.cross')
     budget = _digest(json.dumps(dict(B), sort_keys=True, default=str))
     wh = {g: weights_hash(gen.module, gen.info, n=6) for g, gen in ctx['gens'].items()}
     return [Job(cross_cell, dict(objective=o, strategy=s, generator=g, rep=r, profile=profile, dataset=dataset),

@@ -16,7 +16,7 @@ __all__ = ['DATASETS', 'GIFT_CLF', 'PROXY_NAME', 'JUDGES_NAME', 'MTURK_DIR', 'MT
            'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
-import hashlib, importlib, inspect, io, json, math, re, time, zipfile
+import io, json, math, re, time, zipfile
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 
@@ -36,8 +36,7 @@ from .gan import ema_update
 from .strategies import gift_offspring, gift_step, gift_sigma, gift_parents, GIFT_VARIANTS
 from . import zoo as _zoo
 from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
-from .grid import Job, run_grid
-from .report import note_reopened
+from .grid import Job, run_grid, modules_version
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
 class CondBatchNorm2d(nn.Module):
@@ -730,8 +729,6 @@ def table3_cell(out_dir, # The job's folder
     return out
 
 # %% ../nbs/80_giftbench.ipynb #79d5ef41
-def _digest(s:str) -> str: return hashlib.blake2b(s.encode(), digest_size=6).hexdigest()
-
 def table3_budget(B, kind:str) -> dict:
     "The search budget of generator `kind` under the [giftbench] budget `B` (the diffusion model: the `ddim_*` keys)"
     d = kind == 'ddpm'
@@ -744,7 +741,7 @@ def table3_jobs(profile:str, # Run profile
     "The grid's jobs of Table III, dataset × step × generator; each key holds the code, the device and the weights the job uses"
     from latentnb.judges import load_judges
     cfg = load_config(profile, seed_all=False); B = cfg.budget('giftbench')
-    code = _digest(''.join(inspect.getsource(importlib.import_module(m)) for m in ('latentnb.giftbench', 'latentnb.strategies', 'latentnb.generators')))
+    code = modules_version('latentnb.giftbench', 'latentnb.strategies', 'latentnb.generators')
     jobs = []
     for ds in B.table3_datasets:
         ctxs = {}
@@ -759,16 +756,14 @@ def table3_jobs(profile:str, # Run profile
     return jobs
 
 def table3_collect(jobs:list, # `table3_jobs`
-                   gr, # `run_grid`'s `GridResult` of `jobs`
-                   reopened:list|None=None # Per job: was it finished before the grid ran (`latentnb.grid.is_done`)? Told to the results stamp
+                   gr # `run_grid`'s (or `run_jobs`') `GridResult` of `jobs`
                   ) -> tuple:
     "`rows` (with budget, population, n_candidates), `results[dataset, step, kind]` (`GiftResult`) and `wall[dataset, kind]` (seconds, both steps)"
     rows, results, wall = [], {}, {}
-    for j, o, r in zip(jobs, gr.results, reopened or [False]*len(jobs)):
+    for j, o in zip(jobs, gr.results):
         a = j.kwargs; rows.append(o['row'])
         results[a['dataset'], a['step'], a['kind']] = load_gift_result(j.out_dir/GIFT_RESULT_FILE)
         wall[a['dataset'], a['kind']] = wall.get((a['dataset'], a['kind']), 0) + o['wall_seconds']
-        if r: note_reopened('run', str(j.out_dir))
     return rows, results, wall
 
 # %% ../nbs/80_giftbench.ipynb #9183a0a7

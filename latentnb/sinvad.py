@@ -363,13 +363,12 @@ def detection_classifiers(dataset:str='mnist', cfg=None, progress:bool=True) -> 
     return {0.0: base, **{a: make(a, pairs) for a in S.alphas if a > 0}}, pairs
 
 # %% ../nbs/51_sinvad.ipynb #0118cc2a
-import hashlib, importlib, inspect, json
+import hashlib, json
 from pathlib import Path
 
-from .grid import Job
+from .grid import Job, modules_version
 from .checkpoints import weights_hash
 from .vae import load_vae
-import latentnb.strategies
 
 RESULT_FIELDS = ('v', 'x', 'found', 'distance', 'label', 'seed_label', 'probs')   # the tensors of a `SinvadResult`
 
@@ -397,7 +396,7 @@ def _digest(*parts) -> str:
 
 def _code() -> str:
     "This module's and the GA operators' (`latentnb.strategies`) source"
-    return _digest(inspect.getsource(importlib.import_module('latentnb.sinvad')), inspect.getsource(latentnb.strategies))
+    return modules_version('latentnb.sinvad', 'latentnb.strategies')
 
 def boundary_job(out_dir, # The job's folder
                  dataset:str, # 'mnist' or 'fashion-mnist'

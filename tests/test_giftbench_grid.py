@@ -71,7 +71,7 @@ def test_a_tiny_grid_runs_inline_then_reopens_every_job(tmp_path, toy_context):
     assert (g1.computed, g1.reopened) == (len(jobs), 0) and all(is_done(j) for j in jobs)
     g2 = run_grid(jobs, progress=False)
     assert (g2.computed, g2.reopened) == (0, len(jobs))
-    rows, results, wall = table3_collect(jobs, g2, [True]*len(jobs))
+    rows, results, wall = table3_collect(jobs, g2)
     assert list(results) == [('toy', s, k) for s in ('low', 'high') for k in ('a', 'b')] and list(wall) == [('toy', 'a'), ('toy', 'b')]
     assert all(same_row(r, o['row']) for r, o in zip(rows, g1.results))
     assert all(r['budget'] == 30 and r['population'] == 6 and r['n_candidates'] == 10 and r['judged_by'] == 'toy judge' for r in rows)
