@@ -152,6 +152,21 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
     return _ga_sinvad(space, clf, x_seed, target, pop, gens, sinvad_parents(pop) if elite is None else elite,
                       SINVAD_SIGMA if sigma is None else sigma, SINVAD_P_RESET if p_reset is None else p_reset, sigma_init, min_step, seed, progress)
 
+def _rank_and_track(P, fit, guide, i, best_key, best_f, best_v):
+    "Sort the populations `P` (n, pop, d) of seeds `i` best first by `ranking_key`; update the best so far of those seeds in place; the sorted (P, fit)"
+    key = ranking_key(fit, guide); ar = torch.arange(len(P))[:, None]
+    order = key.argsort(1); P, fit, key = P[ar, order], fit[ar, order], key[ar, order]
+    better = key[:, 0] < best_key[i]
+    best_key[i] = torch.where(better, key[:, 0], best_key[i]); best_f[i] = torch.where(better, fit[:, 0], best_f[i])
+    best_v[i[better]] = P[better, 0]
+    return P, fit
+
+def _ga_result(space, clf, best_v, best_f, label, hist) -> SinvadResult:
+    "The GA's result: each seed's best vector, its image and what the model makes of it"
+    x_best = space.decode(best_v)
+    pb = predict_proba(clf, x_best)
+    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
+
 def _ga_sinvad(space, clf, x_seed, target, pop, gens, parents, sigma, p_reset, sigma_init, min_step, seed, progress):
     "The paper's / authors' GA (operators and sources: notebook 08); a seed stops when its σ < `min_step`"
     g = torch.Generator().manual_seed(seed)
@@ -163,14 +178,10 @@ def _ga_sinvad(space, clf, x_seed, target, pop, gens, parents, sigma, p_reset, s
     best_key = torch.full((S,), float('inf'), dtype=torch.float64); best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
     active, hist = torch.ones(S, dtype=torch.bool), []
     for gen in tqdm(range(gens), disable=not progress, desc=f'GA ({space.name})', leave=False):
-        i = active.nonzero().flatten(); n = len(i); ar = torch.arange(n)[:, None]
+        i = active.nonzero().flatten(); n = len(i)
         probs = predict_proba(clf, space.decode(P[i].reshape(-1, d))).view(n, pop, -1)
         fit, guide = sinvad_fitness(P[i], v0[i, None], probs, label[i].view(n, 1), None if tgt is None else tgt[i], ord=1)
-        key = ranking_key(fit, guide)
-        order = key.argsort(1); Pi, fit, key = P[i][ar, order], fit[ar, order], key[ar, order]
-        better = key[:, 0] < best_key[i]
-        best_key[i] = torch.where(better, key[:, 0], best_key[i]); best_f[i] = torch.where(better, fit[:, 0], best_f[i])
-        best_v[i[better]] = Pi[better, 0]
+        Pi, fit = _rank_and_track(P[i], fit, guide, i, best_key, best_f, best_v)
         hist.append(torch.isfinite(best_f).float().mean().item())
         s = sinvad_sigma(sig[i].view(n), fit[:, 0], prev[i]); prev[i] = fit[:, 0]; sig[i] = s.view(n, 1, 1)
         P[i] = Pi; active[i] = s >= min_step                                            # if mut_size < 1e-3: break
@@ -178,9 +189,7 @@ def _ga_sinvad(space, clf, x_seed, target, pop, gens, parents, sigma, p_reset, s
         i = active.nonzero().flatten()
         child = sinvad_offspring(P[i], v0[i], sig[i], pop - parents, g, p_reset, variant='sinvad', parents=parents)
         P[i] = torch.cat([P[i][:, :parents], space.clamp(child.reshape(-1, d)).view(len(i), -1, d)], 1)
-    x_best = space.decode(best_v)
-    pb = predict_proba(clf, x_best)
-    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
+    return _ga_result(space, clf, best_v, best_f, label, hist)
 
 def _ga_latentnb(space, clf, x_seed, target, pop, gens, elite, sigma, grow, shrink, p_reset, seed, progress):
     "The project's earlier GA: adaptive σ (×grow until found, ×shrink after), top-`elite` elitism, tournament, L2 distance"
@@ -193,23 +202,17 @@ def _ga_latentnb(space, clf, x_seed, target, pop, gens, elite, sigma, grow, shri
     sig = torch.full((S, 1, 1), float(sigma))
     P = clip(v0[:, None] + sig*torch.randn(S, pop, d, generator=g))
     best_key = torch.full((S,), float('inf'), dtype=torch.float64); best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
-    hist, ar = [], torch.arange(S)[:, None]
+    hist, every = [], torch.arange(S)
     for gen in tqdm(range(gens), disable=not progress, desc=f'GA ({space.name})', leave=False):
         probs = predict_proba(clf, space.decode(P.reshape(-1, d))).view(S, pop, -1)
         fit, guide = sinvad_fitness(P, v0[:, None], probs, lab, tgt, ord=2)
-        key = ranking_key(fit, guide)
-        order = key.argsort(1); P, fit, key = P[ar, order], fit[ar, order], key[ar, order]
-        better = key[:, 0] < best_key
-        best_key = torch.where(better, key[:, 0], best_key); best_f = torch.where(better, fit[:, 0], best_f)
-        best_v[better] = P[better, 0]
+        P, fit = _rank_and_track(P, fit, guide, every, best_key, best_f, best_v)
         found = torch.isfinite(best_f); hist.append(found.float().mean().item())
         sig = (sig*torch.where(found, shrink, grow).view(S, 1, 1)).clamp(sigma/20, sigma*20)
         if gen == gens - 1: break
         child = sinvad_offspring(P, v0, sig, pop - elite, g, p_reset, variant='latentnb')   # tournament, crossover, mutation, reset (notebook 08)
         P = torch.cat([P[:, :elite], clip(child)], 1)
-    x_best = space.decode(best_v)
-    pb = predict_proba(clf, x_best)
-    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
+    return _ga_result(space, clf, best_v, best_f, label, hist)
 
 # %% ../nbs/51_sinvad.ipynb #30babc9c
 @torch.no_grad()
