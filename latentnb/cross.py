@@ -22,7 +22,7 @@ from .metrics import geometric_diversity, subset_mean
 from .strategies import STRATEGIES, objective, run_search, search_space
 from .zoo import load_pair, reference_classifier
 from .judges import load_judges
-from .grid import Job, run_grid, modules_version
+from .grid import Job, modules_version
 import latentnb.strategies
 
 # %% ../nbs/90_cross_product.ipynb #1d4307df

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['AUG_STRENGTHS', 'OPTIMIZERS', 'ARCHS', 'PAIRS', 'CIFAR_PAIRS', 'REFERENCE', 'ZOO_CODE', 'ConvNet4', 'ConvNet7',
-           'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'resnet18_cifar', 'BasicBlock', 'ResNet20', 'InceptionSmall',
-           'random_affine', 'module_device', 'fit_classifier', 'accuracy', 'ModelSpec', 'PairSpec', 'pair_specs',
-           'zoo_spec', 'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
+           'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'SinvadCNN', 'resnet18_cifar', 'BasicBlock', 'ResNet20',
+           'InceptionSmall', 'random_affine', 'module_device', 'fit_classifier', 'accuracy', 'ModelSpec', 'PairSpec',
+           'pair_specs', 'zoo_spec', 'load_pair', 'reference_classifier', 'export_torchscript', 'zoo_table']
 
 # %% ../nbs/10_zoo.ipynb #a6389ed0
 import math, os, time
@@ -84,6 +84,18 @@ class ReferenceCNN(nn.Module):
         "Penultimate-layer activations `(N, n_features)`"
         return self.body(x)
     def forward(self, x:torch.Tensor) -> torch.Tensor: return self.head(self.body(x))
+
+# %% ../nbs/10_zoo.ipynb #0661d029
+class SinvadCNN(nn.Sequential):
+    "SINVAD's model under test: 3×3 convolutions (w, w, pool, 2w, 2w, pool), dropout, a dense hidden layer, dropout, logits"
+    def __init__(self, in_ch:int=1, n_classes:int=10,
+                 width:int=32, # Channels of the first two convolutions (the next two have 2×)
+                 hidden:int=512, # Units of the dense hidden layer
+                 p:float=0.5, # Dropout before the dense layers
+                ):
+        w = width
+        super().__init__(*_convs([in_ch, w, w]), nn.MaxPool2d(2), *_convs([w, 2*w, 2*w]), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Dropout(p), nn.Linear(2*w*7*7, hidden), nn.ReLU(inplace=True), nn.Dropout(p), nn.Linear(hidden, n_classes))
 
 # %% ../nbs/10_zoo.ipynb #38f4b588
 def resnet18_cifar(n_classes:int=10) -> nn.Module:

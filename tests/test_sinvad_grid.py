@@ -10,8 +10,10 @@ from latentnb.blackbox import predict, predict_proba
 from latentnb.config import load_config
 from latentnb.data import load_dataset
 from latentnb.grid import is_done, run_grid
-from latentnb.sinvad import (RESULT_FIELDS, boundary_jobs, detection_attempts, detection_classifiers, detection_jobs, ga_search,
-                             latent_space, load_result, model_under_test, pixel_space, save_result)
+from latentnb.sinvad import (RESULT_FIELDS, boundary_jobs, detection_attempts, detection_classifiers, detection_jobs, escape_search,
+                             ga_search, latent_space, load_result, mix_name, mix_spec, mixed_directions, model_under_test, pixel_space,
+                             save_result, stall_gens)
+from latentnb.checkpoints import checkpoint_entry, spec_diff
 from latentnb.vae import load_vae
 
 
@@ -30,11 +32,27 @@ def test_result_saves_and_loads_back_equal(tmp_path):
     assert torch.equal(extra['seeds'], torch.arange(5)) and torch.equal(extra['p'], predict_proba(clf, x))
 
 
-def test_attempts_cover_every_other_class():
+def test_attempts_are_n_per_direction_from_right_classified_seeds():
     torch.manual_seed(0)
-    clf, x = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval(), torch.rand(12, 1, 2, 2)
-    seed_idx, src, tgt = detection_attempts(clf, x, predict(clf, x), 2, K=3)
-    assert len(src) == len(tgt) == 2*len(seed_idx) and (src != tgt).all()
+    clf, x = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval(), torch.rand(40, 1, 2, 2)
+    y = predict(clf, x)
+    dirs = [(int(c), (int(c) + 1) % 3) for c in y.unique()]
+    seed_idx, src, tgt = detection_attempts(clf, x, y, 5, dirs, K=3, seed=1)
+    assert len(seed_idx) == len(src) == len(tgt) == 5*len(dirs) and (src != tgt).all() and torch.equal(y[seed_idx], src)
+    again = detection_attempts(clf, x, y, 2, dirs, K=3, seed=1)[0]   # fewer attempts: the first seeds of the same order
+    assert torch.equal(again, seed_idx.view(len(dirs), 5)[:, :2].flatten())
+    with pytest.raises(ValueError, match='two different classes'): detection_attempts(clf, x, y, 1, [(0, 0)], K=3)
+
+
+def test_mixed_classifiers_carry_their_spec():
+    cfg = load_config('ci', seed_all=False); B = cfg.budget('sinvad_detection')
+    models, pairs = detection_classifiers(B.dataset, cfg=cfg, progress=False)
+    assert pairs == [tuple(p) for p in B.pairs] and list(models) == sorted({0.0, *B.alphas})
+    for a in models:
+        e = checkpoint_entry(mix_name(B.dataset, a), cfg=cfg)
+        assert not spec_diff(e.get('spec'), mix_spec(B.dataset, a, cfg)), a
+    assert mix_spec(B.dataset, 0.3, cfg)['pairs'] == [list(p) for p in B.pairs] and mix_spec(B.dataset, 0.0, cfg)['pairs'] == []
+    assert mix_spec(B.dataset, 0.3, cfg, model_seed=1)['seed'] == cfg.seed + 1
 
 
 def run_twice(jobs):
@@ -62,15 +80,19 @@ def test_boundary_grid_reopens_and_matches_the_direct_search(tmp_path):
 
 def test_detection_grid_reopens_and_matches_the_direct_search(tmp_path):
     cfg = load_config('ci', seed_all=False); B = cfg.budget('sinvad_detection')
-    models, _ = detection_classifiers(B.dataset, cfg=cfg, progress=False)
+    models, pairs = detection_classifiers(B.dataset, cfg=cfg, progress=False)
     jobs = detection_jobs('ci', tmp_path, seed=cfg.seed, dataset=B.dataset)
-    assert [j.kwargs['alpha'] for j in jobs] == list(models) and len({j.key for j in jobs}) == len(jobs)
-    run_twice(jobs)
+    assert [(j.kwargs['model_seed'], j.kwargs['alpha']) for j in jobs] == [(k, a) for k in range(B.model_seeds) for a in models]
+    assert len({j.key for j in jobs}) == len({j.out_dir for j in jobs}) == len(jobs)
+    assert [j.kwargs['check'] for j in jobs] == [j.kwargs['model_seed'] == 0 and j.kwargs['alpha'] in (min(models), max(models)) for j in jobs]
+    gr = run_twice(jobs)
     xt, yt = load_dataset(B.dataset, 'test')
-    seed_idx, src, tgt = detection_attempts(models[0.0], xt, yt, B.n_attempts)
     space = latent_space(load_vae(B.dataset, 'mlp', cfg=cfg, progress=False))
-    job = jobs[-1]
-    r, t = load_result(job.out_dir)
-    for k, v in dict(seed_idx=seed_idx, src=src, tgt=tgt).items(): assert torch.equal(t[k], v), k
-    same_result(r, ga_search(space, models[job.kwargs['alpha']], xt[seed_idx].repeat_interleave(9, 0), target=tgt,
-                             pop=B.population, gens=B.gens, seed=cfg.seed))
+    job, res = next((j, r) for j, r in zip(jobs, gr.results) if j.kwargs['model_seed'] == 0 and j.kwargs['check'] and j.kwargs['alpha'] > 0)
+    for name, n, dirs, gens in (('mixed', B.n_attempts, mixed_directions(pairs), B.gens), ('matrix', B.n_matrix, None, B.gens),
+                                ('check', B.n_check, mixed_directions(pairs), stall_gens())):
+        seed_idx, src, tgt = detection_attempts(models[0.0], xt, yt, n, dirs, seed=cfg.seed)
+        r, t = load_result(job.out_dir, name)
+        for k, v in dict(seed_idx=seed_idx, src=src, tgt=tgt).items(): assert torch.equal(t[k], v), (name, k)
+        same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, gens))
+        assert res[name] == dict(attempts=len(tgt), escaped=int(r.found.sum()), gens=gens)
