@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['OBJECTIVES', 'cross_generators', 'cross_context', 'near_free_index', 'faithful_to', 'judge_cell', 'cell_evals',
-           'cross_cell', 'cross_jobs']
+           'cell_strategy_kw', 'cross_cell', 'cross_jobs']
 
 # %% ../nbs/90_cross_product.ipynb #51440bc1
 import hashlib, json, os, time
@@ -23,6 +23,7 @@ from .strategies import STRATEGIES, objective, run_search, search_space
 from .zoo import load_pair, reference_classifier
 from .judges import load_judges
 from .grid import Job, modules_version
+from .fitness import ReclusterPolicy
 import latentnb.strategies
 
 # %% ../nbs/90_cross_product.ipynb #1d4307df
@@ -102,6 +103,10 @@ def cell_evals(B, generator:str) -> int:
     "The evaluation cap of a generator's cells (`n_evals_slow` for the generators in `slow_kinds`)"
     return int(B.n_evals_slow if generator in B.slow_kinds else B.n_evals)
 
+def cell_strategy_kw(strategy:str) -> dict:
+    "A cell's strategy parameters: NSGA-II re-clusters by archive growth alone, never by a share of the seconds spent, so equal caps give equal runs on a busy CPU"
+    return dict(policy=ReclusterPolicy(max_share=None)) if strategy == 'nsga2' else {}
+
 def cross_cell(out_dir, # The job's folder (its archive is `out_dir/archive`)
                objective:str, strategy:str, generator:str, rep:int, # The cell and its repetition (the search's seed)
                profile:str, dataset:str='mnist') -> dict:
@@ -110,7 +115,7 @@ def cross_cell(out_dir, # The job's folder (its archive is `out_dir/archive`)
     space = search_space(ctx['gens'][generator], images=ctx['pool'])
     cap = cell_evals(B, generator)
     res = run_search(strategy, space, ctx['objectives'][objective], budget_s=B.max_s, max_evals=cap, out_dir=Path(out_dir)/'archive',
-                     seed=rep, progress=False, label=f'{strategy} on {generator} ({objective}, rep {rep})')
+                     seed=rep, progress=False, label=f'{strategy} on {generator} ({objective}, rep {rep})', **cell_strategy_kw(strategy))
     ev = res.history.evals.to_numpy() if len(res.history) else np.zeros(0)
     sizes = np.diff(ev, prepend=0)    # evaluations of each batch of this session (none: reopened by run_search)
     return dict(objective=objective, strategy=strategy, generator=generator, rep=rep, cap=cap, evaluations=res.n_evals,
