@@ -241,11 +241,15 @@ def hill_climb(space:Space, # Search space
                variant:str='sinvad', # 'sinvad' (the paper's climb) or 'latentnb' (the project's earlier steepest ascent)
                target:float|None=None, # 'sinvad': climb to this score (minimise |score − target|, the paper's target surprise)
                tol:float=0.01, # 'sinvad' with a target: a seed stops within this distance of it (authors' code)
+               start:torch.Tensor|None=None, # Vectors (S, d) to start from instead of the seeds' codes, e.g. N(0, I) samples (the paper's Fig. 5 a–b); `x_seed` may then be None
               ):
     "Hill climbing one element at a time (SINVAD Fig. 2); returns (vectors (S,d), images, objective history (iters+1, S))"
     _check_sinvad_variant(variant)
     g = torch.Generator().manual_seed(seed)
-    v = space.encode(x_seed).float(); S, d = v.shape
+    if start is None and x_seed is None: raise ValueError("hill_climb needs seed images `x_seed` or start vectors `start`")
+    if start is not None and (start.ndim != 2 or start.shape[1] != space.d):
+        raise ValueError(f"start vectors must have shape (S, {space.d}) for this space, got {tuple(start.shape)}")
+    v = space.encode(x_seed).float() if start is None else torch.as_tensor(start).float().clone(); S, d = v.shape
     clip = space.clamp
     sidx = torch.arange(S)
     if variant == 'sinvad':
