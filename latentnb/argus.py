@@ -327,15 +327,16 @@ def load_argus(dataset:str='mnist', # 'mnist' or 'fashion-mnist'
     if variant not in VARIANTS: raise ValueError(f"Unknown Argus variant {variant!r}; accepted: {', '.join(VARIANTS)}")
     B = cfg.budget('argus'); x, y = _train_data(dataset, cfg)
     base = _pretrained(dataset, 'vae' if variant == '-VQ' else 'vq', cfg)
+    step = _lr_step(B.joint_epochs, B.lr_step_frac)
     def train(m):
         logs = train_argus(m, x, y, lam=lam, epochs=B.joint_epochs, adversarial=variant != '-2D', lr=B.joint_lr, bs=B.bs,
-                           w_adv=B.w_adv, seed=cfg.seed, lr_step=_lr_step(B.joint_epochs, B.lr_step_frac), lr_gamma=B.lr_gamma,
+                           w_adv=B.w_adv, seed=cfg.seed, lr_step=step, lr_gamma=B.lr_gamma,
                            device=cfg.device)
         return {**logs, 'lam': lam, 'variant': variant, 'device': str(cfg.device)}
     kind = 'vae' if variant == '-VQ' else 'vq'
     return load_or_train(f"{dataset}-argus-{CKPT_TAG[variant]}-lam{lam:g}", lambda: copy.deepcopy(base).train(), train,
                          producer='latentnb.argus (61_argus_rq)', cfg=cfg, meta=dict(variant=variant, lam=lam),
-                         spec=_spec(dataset, kind, B.joint_epochs, _lr_step(B.joint_epochs, B.lr_step_frac), B, cfg, lam=lam, variant=variant,
+                         spec=_spec(dataset, kind, B.joint_epochs, step, B, cfg, lam=lam, variant=variant,
                                     w_adv=B.w_adv, pre_epochs=B.pre_epochs, pre_lr_step=_lr_step(B.pre_epochs, B.pre_lr_step_frac), joint_lr=B.joint_lr))
 
 # %% ../nbs/60_argus.ipynb #2db5c9aa

@@ -511,7 +511,7 @@ def detection_job(out_dir, # The job's folder
     "RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction ('matrix', Fig. 14), and optionally the budget check ('check')"
     cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_detection')
     models, pairs = detection_classifiers(dataset, cfg=cfg, progress=False, model_seed=model_seed)
-    clean = detection_classifiers(dataset, cfg=cfg, progress=False)[0][0.0]   # the seeds: the same attempts for every model
+    clean = models[0.0] if model_seed == 0 else detection_classifiers(dataset, cfg=cfg, progress=False)[0][0.0]   # the seeds: the same attempts for every model
     xt, yt = load_dataset(dataset, 'test')
     space = latent_space(load_vae(dataset, 'mlp', cfg=cfg, progress=False))
     runs = dict(mixed=(B.n_attempts, mixed_directions(pairs), B.gens))
