@@ -15,8 +15,11 @@ help:
 
 # --- environment -------------------------------------------------------------------------------------
 $(VENV_STAMP): requirements.txt requirements-nodeps.txt requirements.lock setup.py settings.ini
+	@free=$$(df -Pk . | awk 'NR==2 {print int($$4/1048576)}'); if [ ! -x $(PY) ] && [ "$$free" -lt 7 ]; then \
+	  echo "error: installing the pinned dependencies needs about 7 GB free disk (the venv measured 6.8 GB with torch's CUDA build);" \
+	       "$$free GB free on $$(df -P . | awk 'NR==2 {print $$6}'). Free space, or point TMPDIR and the checkout at a larger disk." >&2; exit 1; fi
 	@test -x $(PY) || python3 -m venv .venv
-	@echo "== installing pinned dependencies into .venv (first time: several minutes, ~5 GB with torch)"
+	@echo "== installing pinned dependencies into .venv (first time: several minutes, ~7 GB with torch)"
 	.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt -c requirements.lock
 	.venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 	.venv/bin/pip install -q --disable-pip-version-check --no-deps -e .

@@ -20,13 +20,13 @@ from fastcore.basics import patch
 from scipy import stats as sps
 
 from .config import load_config
-from .argus import load_argus, generate, white_box, argus_pool, argus_classifiers, WHITE_BOX
+from .argus import load_argus, generate, baseline_inputs, argus_pool, argus_classifiers, WHITE_BOX
 from .mutation import RULES, mutate_batch
 from .blackbox import predict
 from .stats import cliffs_delta, cliffs_magnitude, wilcoxon_test, holm
 
 # %% ../nbs/63_argus_realism.ipynb #7bdccfe4
-BASELINES = {**WHITE_BOX, 'pixel': 'pixel mutation'}   # baseline key → method name in the study (DLFuzz, DeepXplore: `white_box`)
+BASELINES = {**WHITE_BOX, 'pixel': 'pixel mutation'}   # baseline key → method name in the study (the paper's four: `baseline_inputs`)
 
 class RealismError(ValueError): "A realism study, an answer or an answers file is not what the instrument accepts; the message says what and why"
 
@@ -92,7 +92,7 @@ def realism_candidates(dataset:str='mnist', lambdas=(0.1, 0.2, 0.3), # The Argus
         g = generate(load_argus(dataset, lam, cfg=cfg), x0, y0, xp, yp, lam=lam, n_partners=n_partners, seed=seed)
         cands[f'Argus-{lam:g}'] = pick_one(g, clf, len(x0), seed)
     for b in baselines:
-        g = mutation_chain(x0, y0, 9*n_partners, seed=seed) if b == 'pixel' else white_box(clf, x0, y0, b, budget=9*n_partners, others=others, seed=seed)
+        g = mutation_chain(x0, y0, 9*n_partners, seed=seed) if b == 'pixel' else baseline_inputs(b, clf, x0, y0, budget=9*n_partners, others=others, seed=seed)
         cands[BASELINES[b]] = pick_one(g, clf, len(x0), seed)
     return x0, y0, cands
 

@@ -229,12 +229,13 @@ def _run_dask(jobs, done, threads, retries, address, client, worker_resources, w
 def run_jobs(jobs:list, # The `Job`s
              desc:str='grid', # The bar's label
              retries:int=1, # Re-runs of a job that raised (it resumes from its last commit)
+             default_backend:str='inline', # The backend when LATENTNB_GRID_BACKEND is unset (e.g. 'processes' for CPU-bound jobs)
              **kwargs # More `run_grid` arguments (`workers`, `progress`, ...)
             ) -> GridResult:
-    "`run_grid` on LATENTNB_GRID_BACKEND (default 'inline'); the jobs finished before the call are noted as reopened in the results stamp"
+    "`run_grid` on LATENTNB_GRID_BACKEND (default `default_backend`); the jobs finished before the call are noted as reopened in the results stamp"
     from latentnb.report import note_reopened
     done = [is_done(j) for j in jobs]
-    gr = run_grid(jobs, backend=os.environ.get('LATENTNB_GRID_BACKEND', 'inline'), retries=retries, desc=desc, **kwargs)
+    gr = run_grid(jobs, backend=os.environ.get('LATENTNB_GRID_BACKEND') or default_backend, retries=retries, desc=desc, **kwargs)
     for j, d in zip(jobs, done):
         if d: note_reopened('run', str(j.out_dir))
     return gr

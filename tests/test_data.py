@@ -12,7 +12,7 @@ from latentnb.data import (DATASETS, DataUnavailable, Source, fetch_dataset, loa
 
 def test_unknown_name_lists_known():
     with pytest.raises(KeyError, match='known datasets: mnist, fashion-mnist, digits, cifar10'):
-        load_dataset('svhn')
+        load_dataset('imagenet')
 
 
 def test_network_source_fails_fast(tmp_path, monkeypatch):
