@@ -779,7 +779,8 @@ def retrain_job(out_dir, # The job's folder (`rows.json`)
                 per_class:int=100, # Images added per class
                 lambdas:list=(0.2,), # λ of the Argus rows
                 epochs:int=10, # Fine-tuning epochs
-                n_train:int=0 # Training images (0: the whole split)
+                n_train:int=0, # Training images (0: the whole split)
+                parts=None # The rows to compute: 'controls' (fine-tune only, Random) and/or λ of `lambdas` (None: all)
                ) -> list:
     "One repetition of Table 2 for one classifier: the fine-tune-only, Random and Argus-λ rows of accuracy before and after"
     ctx = argus_context(profile, seed, dataset); clf = ctx['clfs'][model]
@@ -791,10 +792,13 @@ def retrain_job(out_dir, # The job's folder (`rows.json`)
     sidx, _ = balanced_holdout(ytr, -(-per_class//9), seed=s)      # Argus seeds: enough training images per class for per_class inputs (9 per seed)
     rows = []
     add = lambda method, r, frac: rows.append(dict(dataset=dataset, model=model, rep=rep, method=method, **r, added_failing=frac))
-    add('fine-tune only', retrain_gain(clf, xtr, ytr, xtr[:0], ytr[:0], xe, ye, epochs=epochs, seed=s), float('nan'))
-    add('Random', retrain_gain(clf, xtr, ytr, xt[hold], yt[hold], xe, ye, epochs=epochs, seed=s),
-        float((predict(clf, xt[hold]) != yt[hold]).float().mean()))
-    for lam in lambdas:
+    parts = ['controls', *lambdas] if parts is None else list(parts)
+    if bad := [p for p in parts if p != 'controls' and p not in lambdas]: raise ValueError(f"retrain parts {bad}: accepted 'controls' or a λ of {list(lambdas)}")
+    if 'controls' in parts:
+        add('fine-tune only', retrain_gain(clf, xtr, ytr, xtr[:0], ytr[:0], xe, ye, epochs=epochs, seed=s), float('nan'))
+        add('Random', retrain_gain(clf, xtr, ytr, xt[hold], yt[hold], xe, ye, epochs=epochs, seed=s),
+            float((predict(clf, xt[hold]) != yt[hold]).float().mean()))
+    for lam in [p for p in lambdas if p in parts]:
         gen = generate(load_argus(dataset, lam, cfg=ctx['cfg']), xtr[sidx], ytr[sidx], xtr, ytr, lam=lam, n_partners=1, seed=s)
         xa, ya, frac = pick_per_class(gen, per_class, seed=s, clf=clf)
         add(f'Argus λ={lam:g}', retrain_gain(clf, xtr, ytr, xa, ya, xe, ye, epochs=epochs, seed=s), frac)
@@ -856,17 +860,20 @@ def white_box_jobs(profile:str, root, # Run profile; folder of the grid (the job
 def retrain_jobs(profile:str, root, # Run profile; folder of the grid (the jobs go to `root/retrain/`)
                  datasets=('mnist',), reps:int=3, # One job per (dataset, repetition, classifier), in that order
                  per_class:int=100, lambdas=(0.2,), epochs:int=10, n_train:int=0, seed:int=0,
-                 models=None # Names of `argus_classifiers(dataset)` to retrain where the dataset has them (None or []: all)
+                 models=None, # Names of `argus_classifiers(dataset)` to retrain where the dataset has them (None or []: all)
+                 split:bool=False # One job per row group ('controls', each λ) instead of one per repetition: finer jobs for parallel workers
                 ) -> list:
-    "Table 2: one `retrain_job` per dataset, repetition and classifier under test"
+    "Table 2: one `retrain_job` per dataset, repetition and classifier under test (and with `split`, per part)"
     cfg = load_config(profile, seed=seed, seed_all=False)
     out, known = [], {}
     for ds in datasets:
         v, names = _version(cfg, ds, lambdas), list(argus_classifiers(ds, cfg)); known[ds] = names
         names = [n for n in names if n in models] or names if models else names   # a dataset with none of `models` retrains all its own
+        parts = [['controls'], *[[l] for l in lambdas]] if split else [None]
         out += [Job(_mod().retrain_job, dict(profile=profile, seed=seed, dataset=ds, rep=rep, model=name, per_class=per_class, lambdas=list(lambdas),
-                                              epochs=epochs, n_train=n_train), Path(root)/'retrain'/f'{ds}-rep{rep}-{name}', version=v)
-                for rep in range(reps) for name in names]
+                                              epochs=epochs, n_train=n_train, parts=p),
+                    Path(root)/'retrain'/(f'{ds}-rep{rep}-{name}' + (f'-{p[0] if p[0] == "controls" else f"lam{p[0]:g}"}' if p else '')), version=v)
+                for rep in range(reps) for name in names for p in parts]
     if models and not set(models) & {n for v_ in known.values() for n in v_}:
         raise ValueError(f"retrain models {list(models)} name no classifier under test; accepted: {known}")
     return out
