@@ -77,7 +77,7 @@ def test_the_builders_follow_the_loops_they_replace(tmp_path):
     p = protocol_jobs('ci', tmp_path, [0.1, 0.2], reps=2, **TINY)
     assert [(j.kwargs['draw_seed'], j.kwargs['lam']) for j in p] == [(1000, 0.1), (1000, 0.2), (1001, 0.1), (1001, 0.2)]
     w = white_box_jobs('ci', tmp_path, **TINY)
-    assert [(j.kwargs['model'], j.kwargs['method']) for j in w] == [(m, k) for m in ('LeNet-4', 'LeNet-5') for k in ('dlfuzz', 'deepxplore')]
+    assert [(j.kwargs['model'], j.kwargs['method']) for j in w] == [(m, k) for m in ('LeNet-4', 'LeNet-5') for k in ('dlfuzz', 'deepxplore', 'adapt', 'diffchaser')]
     a = ablation_jobs('ci', tmp_path, lambdas=[0.1, 0.2], variants=['argus'], **TINY)
     assert [j.name for j in a] == ['mnist-lam0.1-argus', 'mnist-lam0.2-argus']
     r = retrain_jobs('ci', tmp_path, reps=2)

@@ -33,7 +33,7 @@ def test_pairs_vary_one_thing():
 
 def test_errors():
     with pytest.raises(ValueError, match='1, 2, 3 or 4'): load_pair('mnist', 0)
-    with pytest.raises(KeyError, match='known datasets'): pair_specs('svhn')
+    with pytest.raises(KeyError, match='known datasets'): pair_specs('imagenet')
     with pytest.raises(ValueError, match='accepted'): fit_classifier(LeNet5(), torch.rand(4, 1, 28, 28), torch.zeros(4, dtype=torch.long), 1, opt='lbfgs')
     with pytest.raises(ValueError, match='accepted'): fit_classifier(LeNet5(), torch.rand(4, 1, 28, 28), torch.zeros(4, dtype=torch.long), 1, augment='huge')
 
