@@ -5,12 +5,13 @@ VENV_STAMP := .venv/.installed
 export LATENTNB_SOURCE_ORDER ?= local-first
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help install data reproduce retrain test lab site clean-venv chromium
+.PHONY: help install data reproduce retrain smoke test lab site clean-venv chromium
 
 help:
 	@echo "make reproduce  - fresh machine: venv, pinned deps, data, run every notebook (profile quick), figures/ + figures/RESULTS.md"
 	@echo "make test       - fresh machine: venv, notebooks clean + library in sync, nbdev_test (profile ci), pytest tests/"
 	@echo "make retrain    - train every committed quick checkpoint from scratch (into data/retrained/quick/), then reproduce on them"
+	@echo "make smoke      - every notebook under the paper profile, budgets x LATENTNB_BUDGET_SCALE (default 0.001), on this machine -> figures/SMOKE.md"
 	@echo "make lab        - JupyterLab on the venv"
 
 # --- environment -------------------------------------------------------------------------------------
@@ -41,6 +42,10 @@ reproduce: data
 # recorded in the manifests), into data/retrained/<profile>/, then every notebook on those models.
 retrain: data
 	LATENTNB_PROFILE=quick $(PY) tools/retrain.py
+
+# The `paper` profile end to end on a CPU: its models and methods, every budget scaled down (tools/smoke.py), in a scratch copy.
+smoke: data
+	LATENTNB_PROFILE=paper LATENTNB_BUDGET_SCALE=$${LATENTNB_BUDGET_SCALE:-0.001} $(PY) tools/smoke.py
 
 test: data chromium
 	$(PY) tools/run_tests.py

@@ -28,14 +28,17 @@ def _check_seeds(x, y, budget):
 # %% ../nbs/64_argus_baselines.ipynb #44c6267a
 class NeuronProbe:
     "ADAPT's neurons: the last convolution's channels (spatial mean after ReLU) and the penultimate activations (input of the last `nn.Linear`)"
-    def __init__(self, clf:nn.Module): # A classifier with an `nn.Conv2d` and two `nn.Linear` layers in a row (LeNet-4, LeNet-5)
+    def __init__(self, clf:nn.Module): # A classifier with an `nn.Conv2d` and two `nn.Linear` layers in a row (LeNet-4, LeNet-5, VGG16), or one `nn.Linear` on the pooled channels of its last convolution (ResNet18)
         convs = [m for m in clf.modules() if isinstance(m, nn.Conv2d)]
         lins = [m for m in clf.modules() if isinstance(m, nn.Linear)]
-        if not convs or len(lins) < 2 or lins[-2].out_features != lins[-1].in_features:
-            raise ValueError("ADAPT's neurons need a classifier with an nn.Conv2d and two nn.Linear layers in a row (LeNet-4, LeNet-5)")
-        self.conv, self.prev, self.last, self.box = convs[-1], lins[-2], lins[-1], {}
+        two = len(lins) >= 2 and lins[-2].out_features == lins[-1].in_features
+        if not convs or not lins or not (two or convs[-1].out_channels == lins[-1].in_features):
+            raise ValueError("ADAPT's neurons need a classifier with an nn.Conv2d and either two nn.Linear layers in a row (LeNet-4, LeNet-5, VGG16) "
+                             "or a last nn.Linear on the pooled channels of the last convolution (ResNet18)")
+        self.conv, self.prev, self.last, self.box = convs[-1], lins[-2] if two else None, lins[-1], {}
         self.layer = torch.cat([torch.zeros(self.conv.out_channels), torch.ones(self.last.in_features)]).long()   # 0 conv, 1 dense
-        self.in_weight = torch.cat([self.conv.weight.detach().flatten(1).mean(1), self.prev.weight.detach().mean(1)])
+        w_conv = self.conv.weight.detach().flatten(1).mean(1)
+        self.in_weight = torch.cat([w_conv, self.prev.weight.detach().mean(1) if two else w_conv])   # pooled channels: their convolution's weights
 
     def __enter__(self):
         self.hooks = [self.conv.register_forward_hook(lambda m, i, o: self.box.__setitem__('conv', o)),
@@ -134,7 +137,7 @@ class AdaptStrategies:
 
 # %% ../nbs/64_argus_baselines.ipynb #f9997523
 def adapt(clf:nn.Module, # Classifier under test (logits)
-          x:torch.Tensor, y:torch.Tensor, # Seeds (N, 1, 28, 28) in [0,1] and their labels
+          x:torch.Tensor, y:torch.Tensor, # Seeds (N, C, H, W) in [0,1] (the classifier's shape) and their labels
           budget:int=54, # Generated samples per seed (= Argus's 9·n_partners)
           k:int=10, # Neurons selected per input
           trail:int=3, # Gradient steps per selection
@@ -206,7 +209,7 @@ def disagreement_fitness(p_f:torch.Tensor, p_q:torch.Tensor, # Probabilities (n,
 
 # %% ../nbs/64_argus_baselines.ipynb #e96ca3ec
 def diffchaser(clf:nn.Module, # Classifier under test (logits)
-               x:torch.Tensor, y:torch.Tensor, # Seeds (N, 1, 28, 28) in [0,1] and their labels
+               x:torch.Tensor, y:torch.Tensor, # Seeds (N, C, H, W) in [0,1] (the classifier's shape) and their labels
                budget:int=54, # Candidates evaluated (= generated samples) per seed
                partner:nn.Module|None=None, # The optimised version of `clf` (None: `quantize_8bit(clf)`)
                pop:int=10, # Population size m

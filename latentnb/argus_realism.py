@@ -43,7 +43,7 @@ def pick_originals(y:torch.Tensor, # Labels of the pool
         out += got
     return torch.tensor(out)
 
-def mutation_chain(x:torch.Tensor, # Seeds (N, 1, H, W) in [0, 1]
+def mutation_chain(x:torch.Tensor, # Seeds (N, C, H, W) in [0, 1]
                    y:torch.Tensor, # Their labels
                    budget:int=18, # Samples (mutation steps) per seed
                    steps:int=5, # Steps per chain: a new chain starts from the seed after `steps` mutations (as `white_box`'s DLFuzz)
@@ -102,7 +102,7 @@ _TRIAL_COLS, _KEY_COLS = ['trial', 'position', 'image'], ['image', 'trial', 'met
 
 @dataclass
 class RealismStudy:
-    "A blinded realism study: `trials` (what raters see), `key` (image → method, hidden), the `originals` and the candidate `images` {id: (1, H, W)}"
+    "A blinded realism study: `trials` (what raters see), `key` (image → method, hidden), the `originals` and the candidate `images` {id: (C, H, W)}"
     trials: pd.DataFrame
     key: pd.DataFrame
     originals: torch.Tensor
@@ -119,9 +119,9 @@ class RealismStudy:
 
 def _q8(x): return (x.detach().float().clamp(0, 1)*255).round()/255
 
-def build_realism_study(originals:torch.Tensor, # (N, 1, H, W) in [0, 1]
+def build_realism_study(originals:torch.Tensor, # (N, C, H, W) in [0, 1]: grey (C = 1) or colour (C = 3)
                         labels:torch.Tensor, # Their classes
-                        candidates:dict, # {method: dict(x=(N, 1, H, W), failing=(N,), pred=(N,))}, e.g. `realism_candidates`
+                        candidates:dict, # {method: dict(x=(N, C, H, W), failing=(N,), pred=(N,))}, e.g. `realism_candidates`
                         seed:int=0) -> RealismStudy:
     "Trials of the original and every method's input, shuffled, under anonymous ids (the methods only in the key)"
     n, methods = len(originals), list(candidates)
@@ -145,16 +145,21 @@ def build_realism_study(originals:torch.Tensor, # (N, 1, H, W) in [0, 1]
 def _atomic_write(path:Path, data:bytes):
     tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}'); tmp.write_bytes(data); tmp.replace(path)
 
-def _png(img:torch.Tensor, scale:int=1) -> bytes:
-    "PNG bytes of one (1, H, W) image in [0, 1], enlarged `scale` times (nearest neighbour)"
+def _png(img:torch.Tensor, # One (1, H, W) grey or (3, H, W) colour image in [0, 1]
+         scale:int=1) -> bytes:
+    "PNG bytes of one grey (mode L) or colour (RGB) image, enlarged `scale` times (nearest neighbour)"
     from PIL import Image
-    im = Image.fromarray((img[0].clamp(0, 1).numpy()*255).round().astype(np.uint8))
+    if img.ndim != 3 or img.shape[0] not in (1, 3): raise RealismError(f"the study shows (1, H, W) grey or (3, H, W) colour images, got {tuple(img.shape)}")
+    a = (img.detach().float().clamp(0, 1)*255).round().to(torch.uint8).permute(1, 2, 0).numpy()
+    im = Image.fromarray(a[..., 0] if a.shape[2] == 1 else a)
     if scale > 1: im = im.resize((im.width*scale, im.height*scale), Image.NEAREST)
     buf = io.BytesIO(); im.save(buf, format='PNG'); return buf.getvalue()
 
 def _read_png(path:Path) -> torch.Tensor:
+    "A study image as (1, H, W) (grey PNG) or (3, H, W) (colour PNG) floats in [0, 1]"
     from PIL import Image
-    return torch.from_numpy(np.asarray(Image.open(path).convert('L'), dtype=np.float32)/255)[None]
+    im = Image.open(path); a = np.asarray(im.convert('RGB' if im.mode in ('RGB', 'RGBA', 'P') else 'L'), dtype=np.float32)/255
+    return torch.from_numpy(a[None] if a.ndim == 2 else a.transpose(2, 0, 1).copy())
 
 def study_digest(study:RealismStudy) -> str:
     "sha256 of the trials, the key and every image's 8-bit pixels: the study's identity"
@@ -449,9 +454,10 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
 
 # %% ../nbs/63_argus_realism.ipynb #450283ac
 def study_folder(cfg=None) -> Path:
-    "The realism study's folder: `$LATENTNB_ARGUS_REALISM_DIR`, else `[argus_realism] study_dir` under `data/`, else a new temporary folder"
+    "The realism study's folder: `$LATENTNB_ARGUS_REALISM_DIR`, else `[argus_realism] study_dir` under `data/` (`<study_dir>-<dataset>` for another dataset than the profile's, e.g. `$LATENTNB_DATASET`'s), else a new temporary folder"
     cfg = cfg or load_config(seed_all=False)
     env = os.environ.get('LATENTNB_ARGUS_REALISM_DIR')
     if env: return Path(env)
-    d = cfg.budget('argus_realism').study_dir
+    B = cfg.budget('argus_realism'); d = B.study_dir
+    if d and B.dataset != cfg.budgets['argus_realism']['dataset'][cfg.profile]: d = f'{d}-{B.dataset}'   # never the study of the profile's own dataset
     return cfg.data_dir/d if d else Path(tempfile.mkdtemp(prefix='argus-realism-'))

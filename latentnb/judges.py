@@ -23,13 +23,14 @@ from .config import load_config
 from .data import load_dataset, dataset_info, SPLIT_SEED
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import predict_proba
-from .zoo import fit_classifier, accuracy, BasicBlock, ModelSpec, PAIRS, REFERENCE, reference_classifier
+from .zoo import (fit_classifier, accuracy, BasicBlock, ModelSpec, PAIRS, REFERENCE, reference_classifier, IMG_SHAPE,
+                          check_img_shape, shape_fields)
 from .validity import invalid_standins
 
 # %% ../nbs/12_judges.ipynb #53395f9d
 def _fashion(dataset): return dataset == 'fashion-mnist'
 
-def judge_split(dataset:str, # 'mnist' or 'fashion-mnist'
+def judge_split(dataset:str, # 'mnist', 'fashion-mnist' or any other dataset of `latentnb.data`
                 cfg=None) -> dict:
     "Train-split indices of the judges' `train`, `calibration` and `controls` images (counted from the end of `load_dataset`'s fixed permutation), and `N`"
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
@@ -60,26 +61,38 @@ def split_table(dataset:str, cfg=None) -> pd.DataFrame:
 
 # %% ../nbs/12_judges.ipynb #93388601
 class JudgeResNet(nn.Module):
-    "A small ResNet: a 3×3 stem (w channels, 28 px), three `BasicBlock`s of the zoo (2w at 14 px, 4w and 4w at 7 px), global average pooling (4w features)"
+    "A small ResNet: a 3×3 stem (w channels, full size), three `BasicBlock`s of the zoo (2w at 1/2, 4w and 4w at 1/4: 14 and 7 px for 28 px), global average pooling (4w features)"
     def __init__(self, width:int=16, # Channels of the stem
-                 in_ch:int=1, n_classes:int=10):
+                 in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
+                 n_classes:int=10, # Classes (logits)
+                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images
+                ):
         super().__init__()
-        w = width
-        self.stem = nn.Sequential(nn.Conv2d(in_ch, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True))
+        (c, h, _), w = check_img_shape(img_shape, in_ch, 'JudgeResNet'), width
+        self.stem = nn.Sequential(nn.Conv2d(c, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True))
         self.blocks = nn.Sequential(BasicBlock(w, 2*w, 2), BasicBlock(2*w, 4*w, 2), BasicBlock(4*w, 4*w, 1))
         self.head, self.num_features = nn.Linear(4*w, n_classes), 4*w
+        self.img_shape, self.n_classes = (c, h, h), n_classes
     def features(self, x): return F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1).flatten(1)
     def forward(self, x): return self.head(self.features(x))
 
 class WideMLP(nn.Module):
     "A wide fully connected network: two hidden layers of `hidden` units with BN, ReLU and dropout; no convolution"
     def __init__(self, hidden:int=1024, # Units of each hidden layer (= the feature size)
-                 in_ch:int=1, n_classes:int=10, side:int=28, p:float=0.2):
+                 in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
+                 n_classes:int=10, # Classes (logits)
+                 side:int|None=None, # Image side (the older argument; replaces `img_shape`'s H = W when given)
+                 p:float=0.2, # Dropout
+                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images: the first layer reads C·H·W pixels
+                ):
         super().__init__()
-        h = hidden
-        self.body = nn.Sequential(nn.Flatten(), nn.Linear(in_ch*side*side, h), nn.BatchNorm1d(h), nn.ReLU(inplace=True), nn.Dropout(p),
-                                  nn.Linear(h, h), nn.BatchNorm1d(h), nn.ReLU(inplace=True))
-        self.head, self.num_features = nn.Sequential(nn.Dropout(p), nn.Linear(h, n_classes)), h
+        if side is not None: img_shape = (img_shape[0], side, side)
+        c, h, _ = check_img_shape(img_shape, in_ch, 'WideMLP')
+        k = hidden
+        self.body = nn.Sequential(nn.Flatten(), nn.Linear(c*h*h, k), nn.BatchNorm1d(k), nn.ReLU(inplace=True), nn.Dropout(p),
+                                  nn.Linear(k, k), nn.BatchNorm1d(k), nn.ReLU(inplace=True))
+        self.head, self.num_features = nn.Sequential(nn.Dropout(p), nn.Linear(k, n_classes)), k
+        self.img_shape, self.n_classes = (c, h, h), n_classes
     def features(self, x): return self.body(x)
     def forward(self, x): return self.head(self.body(x))
 
@@ -88,18 +101,23 @@ def _sep(a, b):
     return [nn.Conv2d(a, a, 3, padding=1, groups=a, bias=False), nn.Conv2d(a, b, 1, bias=False), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
 
 class SepCNN(nn.Module):
-    "A depthwise-separable CNN (MobileNet-style): a 3×3 stem, separable convs at 28, 14 and 7 px, global average pooling (4w features)"
-    def __init__(self, width:int=32, in_ch:int=1, n_classes:int=10):
+    "A depthwise-separable CNN (MobileNet-style): a 3×3 stem, separable convs at full size, 1/2 and 1/4 (28, 14, 7 px for 28 px), global average pooling (4w features)"
+    def __init__(self, width:int=32, # Channels of the stem
+                 in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
+                 n_classes:int=10, # Classes (logits)
+                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images
+                ):
         super().__init__()
-        w = width
-        self.body = nn.Sequential(nn.Conv2d(in_ch, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True),
+        (c, h, _), w = check_img_shape(img_shape, in_ch, 'SepCNN'), width
+        self.body = nn.Sequential(nn.Conv2d(c, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True),
                                   *_sep(w, 2*w), nn.MaxPool2d(2), *_sep(2*w, 4*w), nn.MaxPool2d(2), *_sep(4*w, 4*w),
                                   nn.AdaptiveAvgPool2d(1), nn.Flatten())
         self.head, self.num_features = nn.Linear(4*w, n_classes), 4*w
+        self.img_shape, self.n_classes = (c, h, h), n_classes
     def features(self, x): return self.body(x)
     def forward(self, x): return self.head(self.body(x))
 
-JUDGE_ARCHS = {'JudgeResNet': JudgeResNet, 'WideMLP': WideMLP, 'SepCNN': SepCNN}
+JUDGE_ARCHS = {'JudgeResNet': JudgeResNet, 'WideMLP': WideMLP, 'SepCNN': SepCNN}   # every entry takes `img_shape` and `n_classes`
 
 # %% ../nbs/12_judges.ipynb #6cb054ce
 JUDGE_CODE = 1  # version of the judges' architectures, data rule and training; kept in every checkpoint's spec
@@ -111,10 +129,14 @@ class JudgeSpec(ModelSpec):
     epochs: int = 4
     seed: int = 101
     schedule: str|None = 'onecycle'
-    def build(self, in_ch:int=1) -> nn.Module:
-        "A fresh model seeded with `seed`"
+    def build(self, img_shape:tuple|None=None, # (C, H, W) of the dataset's images (None: 1×28×28)
+              n_classes:int=10, # Classes of the dataset
+              in_ch:int|None=None, # Input channels (the older argument; replaces `img_shape[0]` when given)
+             ) -> nn.Module:
+        "A fresh model seeded with `seed`, for images of `img_shape` and `n_classes` classes"
+        if isinstance(img_shape, int): img_shape, in_ch = None, img_shape   # the older positional call `build(in_ch)`
         torch.manual_seed(self.seed)
-        return JUDGE_ARCHS[self.arch](in_ch=in_ch)
+        return JUDGE_ARCHS[self.arch](in_ch=in_ch, n_classes=n_classes, img_shape=IMG_SHAPE if img_shape is None else tuple(img_shape))
 
 JUDGE_SPECS = (JudgeSpec('JudgeResNet', lr=3e-3, bs=64, epochs=3, augment='weak', seed=101, weight_decay=1e-5),
                JudgeSpec('WideMLP', lr=2e-3, bs=128, epochs=5, augment='weak', seed=202, weight_decay=1e-5),
@@ -125,20 +147,21 @@ def _judge_bs(spec, B): return min(spec.bs, B.max_bs) if B.max_bs else spec.bs
 
 def judge_spec(spec:JudgeSpec, # The member's spec
                dataset:str, cfg=None) -> dict:
-    "Everything a judge checkpoint's weights depend on under the active profile"
+    "Everything a judge checkpoint's weights depend on under the active profile (the image shape and class count only where not 1×28×28 and 10)"
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
     s = judge_split(dataset, cfg)
     return dict(code=JUDGE_CODE, dataset=dataset, split='train', split_seed=SPLIT_SEED, n_split=s['N'], positions=s['positions']['train'],
-                n_train=len(s['train']), model=asdict(spec), epochs=_judge_epochs(spec, B, dataset), bs=_judge_bs(spec, B))
+                n_train=len(s['train']), model=asdict(spec), epochs=_judge_epochs(spec, B, dataset), bs=_judge_bs(spec, B),
+                **shape_fields(dataset))
 
 # %% ../nbs/12_judges.ipynb #e102c4b8
 def _judge_name(dataset, spec): return f"{dataset}-judge-{spec.arch.lower()}"
 
 def load_judge_member(spec:JudgeSpec, # One of `JUDGE_SPECS`
-                      dataset:str, cfg=None) -> nn.Module:
-    "One judge in eval mode (logits, `.features`), loaded from its checkpoint or trained with the zoo's `fit_classifier`"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
-    in_ch = dataset_info(dataset).shape[0]
+                      dataset:str, # Any dataset of a supported image shape (`check_img_shape`)
+                      cfg=None) -> nn.Module:
+    "One judge for `dataset`'s image shape and classes, in eval mode (logits, `.features`), loaded from its checkpoint or trained with the zoo's `fit_classifier`"
+    cfg = cfg or load_config(seed_all=False); B, info = cfg.budget('judges'), dataset_info(dataset)
     def train(model):
         x, y = load_dataset(dataset, 'train'); idx = torch.as_tensor(judge_split(dataset, cfg)['train'])
         model.to(cfg.device); t0 = time.time()
@@ -148,8 +171,9 @@ def load_judge_member(spec:JudgeSpec, # One of `JUDGE_SPECS`
         xt, yt = load_dataset(dataset, 'test')
         return dict(test_accuracy=accuracy(model, xt, yt), final_loss=h['loss'][-1], n_train=len(idx),
                     epochs=_judge_epochs(spec, B, dataset), train_seconds=secs)
-    return load_or_train(_judge_name(dataset, spec), lambda: spec.build(in_ch), train, producer='nbs/12_judges.ipynb (latentnb.judges)',
-                         meta=dict(asdict(spec), dataset=dataset, in_ch=in_ch), cfg=cfg, spec=judge_spec(spec, dataset, cfg))
+    meta = dict(asdict(spec), dataset=dataset, in_ch=info.shape[0], img_shape=list(info.shape), n_classes=info.n_classes)
+    return load_or_train(_judge_name(dataset, spec), lambda: spec.build(info.shape, info.n_classes), train, producer='nbs/12_judges.ipynb (latentnb.judges)',
+                         meta=meta, cfg=cfg, spec=judge_spec(spec, dataset, cfg))
 
 # %% ../nbs/12_judges.ipynb #7c90eb41
 def _unit(x):
@@ -164,7 +188,7 @@ def member_outputs(m:nn.Module, # A judge (`.features`, `.head`) in eval mode
     x = _unit(x); ps, fs = [], []
     for i in range(0, len(x), bs):
         f = m.features(x[i:i+bs]); ps.append(F.softmax(m.head(f), 1)); fs.append(F.normalize(f, dim=1))
-    return (torch.cat(ps), torch.cat(fs)) if ps else (torch.zeros(0, 10), torch.zeros(0, m.num_features))
+    return (torch.cat(ps), torch.cat(fs)) if ps else (torch.zeros(0, getattr(m, 'n_classes', 10)), torch.zeros(0, m.num_features))
 
 def fit_mahalanobis(f:torch.Tensor, # Features (N, F)
                     y:torch.Tensor, # Labels (N,)
@@ -261,7 +285,7 @@ def describe(self:Judges) -> pd.DataFrame:
 
 # %% ../nbs/12_judges.ipynb #32ddb1e4
 _JUDGES = {}
-def load_judges(dataset:str, # 'mnist' or 'fashion-mnist'
+def load_judges(dataset:str, # 'mnist', 'fashion-mnist' or any other dataset of a supported image shape
                 cfg=None) -> Judges:
     "The judges of `dataset` for the active profile (members loaded or trained, rule calibrated; built once per process)"
     cfg = cfg or load_config(seed_all=False)

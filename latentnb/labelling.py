@@ -48,19 +48,21 @@ def write_labels(df:pd.DataFrame, path) -> Path:
     return path
 
 # %% ../nbs/31_labelling.ipynb #6cac7531
-def _png(img, scale:int=8) -> bytes:
-    "PNG bytes of one image (C, H, W) or (H, W) in [0,1], enlarged `scale` times (nearest neighbour)"
+def _png(img, # One image (C, H, W) or (H, W): float in [0,1] or uint8 0..255 (as the search archive stores them); 1 channel grey, 3 colour
+         scale:int=8 # Magnification (nearest neighbour)
+        ) -> bytes:
+    "PNG bytes of one image, enlarged `scale` times"
     from PIL import Image
     a = img.detach().cpu().numpy() if torch.is_tensor(img) else np.asarray(img)
     if a.ndim == 3: a = a[0] if a.shape[0] == 1 else a.transpose(1, 2, 0)
-    a = (np.clip(a, 0, 1)*255).round().astype(np.uint8)
+    a = a if a.dtype == np.uint8 else (np.clip(a, 0, 1)*255).round().astype(np.uint8)
     im = Image.fromarray(a); im = im.resize((im.width*scale, im.height*scale), Image.NEAREST)
     buf = io.BytesIO(); im.save(buf, format='PNG'); return buf.getvalue()
 
 # %% ../nbs/31_labelling.ipynb #795cb14f
 class Labeller:
     "Label `images` one by one as valid / invalid / skip; saves after every answer and resumes"
-    def __init__(self, images, # Images (N, C, H, W) or (N, H, W) in [0,1]
+    def __init__(self, images, # Images (N, C, H, W) or (N, H, W): float in [0,1] or uint8; C = 1 (grey) or 3 (colour)
                  name:str, # Label set name: answers go to `data/labels/<name>.csv`
                  ids=None, # An id per image (default: 0..N-1), stored in the `item` column
                  path=None, # Explicit label file (default: `labels_path(name)`)

@@ -49,7 +49,7 @@ def _windows(x, kh, kw, mode='reflect'):
     return F.unfold(xp, (kh, kw)).view(N, C, kh*kw, H, W)
 
 def _blur(x, kind):
-    "One of DRfuzz's nine blur filters (OpenCV semantics, reflect-101 border) on a batch in [0, 1]"
+    "One of DRfuzz's nine blur filters (OpenCV semantics, reflect-101 border) on a batch in [0, 1], any number of channels"
     if kind.startswith('box'):
         k = int(kind[3:]); return _windows(x, k, k).mean(2)
     if kind.startswith('gauss'):
@@ -62,7 +62,8 @@ def _blur(x, kind):
     dy, dx = torch.meshgrid(torch.arange(-3, 4.), torch.arange(-3, 4.), indexing='ij')
     r2 = (dy**2 + dx**2).flatten()
     ws = torch.where(r2 <= 9, torch.exp(-r2/(2*50**2)), torch.zeros(()))[:, None, None]
-    wt = ws*torch.exp(-((w - x[:, :, None])*255)**2/(2*50**2))
+    d = (w - x[:, :, None]).abs().sum(1, keepdim=True)*255   # OpenCV's colour distance: the L1 sum over channels (one channel: |Δ|)
+    wt = ws*torch.exp(-d**2/(2*50**2))
     return (wt*w).sum(2)/wt.sum(2)
 
 # %% ../nbs/09_mutation.ipynb #b471e1f3

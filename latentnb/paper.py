@@ -95,30 +95,44 @@ def claim(what:str, # The paper's claim, e.g. 'DiffGAN finds more triggering inp
           paper, # The paper's number or statement (from `published_table`/`published_section`)
           ours, # This run's number or statement
           holds:bool|None, # Whether the run shows it; None: not comparable (say why in `note`)
-          note:str='' # Why not comparable, or how the verdict was computed
+          note:str='', # Why not comparable, or how the verdict was computed
+          from_run:bool=True # False: 'ours' is computed from published files alone (e.g. a paper's study data), not this run's data
          ) -> dict:
     "One row of a paper-vs-ours table with its verdict"
     if holds is None and not note: raise ValueError(f"{what!r}: a row that is not comparable needs a note saying why")
     if holds is not None and not isinstance(holds, (bool,)) and type(holds).__name__ != 'bool_':
         raise TypeError(f"{what!r}: holds must be True, False or None, got {holds!r}")
     v = 'not comparable' if holds is None else 'holds' if holds else 'does not hold'
-    return dict(claim=what, paper=_show(paper), ours=_show(ours), verdict=v, note=note)
+    return dict(claim=what, paper=_show(paper), ours=_show(ours), verdict=v, note=note) | ({} if from_run else dict(from_run=False))
 
 def _show(v):
     if isinstance(v, float): return f'{v:.4g}'
     return str(v)
 
+# %% ../nbs/04_paper.ipynb #daec8583
+def _data_note(cfg) -> str:
+    "What every row must say when this run's data is not the paper's: `$LATENTNB_DATASET` and `$LATENTNB_STANDINS`"
+    from latentnb.data import standins
+    parts = [f"ours on {cfg.dataset} ($LATENTNB_DATASET), the paper's on its own data"] if cfg is not None and cfg.dataset else []
+    parts += [f"{a} played by {b} ($LATENTNB_STANDINS)" for a, b in standins().items()]
+    return '; '.join(parts)
+
 # %% ../nbs/04_paper.ipynb #992d8944
 def paper_vs_ours(rows:list, # Rows made by `claim`
                   section:str|None=None, # Record the table into `figures/results/<section>.json` (usually the notebook's stem)
-                  cfg=None) -> pd.DataFrame:
+                  cfg=None,
+                  from_run:bool=True # False: every row is computed from published files alone (no data note; see `claim`)
+                 ) -> pd.DataFrame:
     "The 'paper vs ours' table a paper notebook ends with: printed counts of each verdict, recorded with the run's stamp"
     df = pd.DataFrame(rows, columns=['claim', 'paper', 'ours', 'verdict', 'note'])
     if df.empty: raise ValueError("a paper-vs-ours table needs at least one row")
     bad = set(df.verdict) - set(VERDICTS)
     if bad: raise ValueError(f"unknown verdict(s) {bad}; verdicts are {VERDICTS}")
+    where = _data_note(cfg) if from_run else ''
+    if where: df['note'] = [n if not r.get('from_run', True) else f"{where}; {n}" if n else where for r, n in zip(rows, df.note)]
     n = df.verdict.value_counts()
-    print(f"{n.get('holds', 0)} of {len(df)} rows hold, {n.get('does not hold', 0)} do not hold, {n.get('not comparable', 0)} not comparable")
+    print(f"{n.get('holds', 0)} of {len(df)} rows hold, {n.get('does not hold', 0)} do not hold, {n.get('not comparable', 0)} not comparable"
+          + (f" ({where})" if where else ''))
     if section: record(section, cfg=cfg, paper_vs_ours=df)
     return df
 

@@ -338,9 +338,10 @@ def rq_runs(cfg, # The active `RunConfig`
 
 # %% ../nbs/41_rq1_counts.ipynb #fb480d4c
 def rq1_targets(cfg) -> list:
-    "RQ1's targets [(dataset, pair)] under the active profile: every pair of `[rq1]`, plus Fashion-MNIST pair 1 when `fashion`"
+    "RQ1's targets [(dataset, pair)]: every MNIST pair of `[rq1]`, Fashion-MNIST pair 1 when `fashion`, CIFAR-10's `cifar10_pairs`; `$LATENTNB_DATASET`: its pairs alone"
     B = cfg.budget('rq1')
-    return [('mnist', p) for p in B.pairs] + ([('fashion-mnist', 1)] if B.fashion else [])
+    if cfg.dataset: return [(cfg.dataset, p) for p in B.pairs]
+    return [('mnist', p) for p in B.pairs] + ([('fashion-mnist', 1)] if B.fashion else []) + [('cifar10', p) for p in B.cifar10_pairs]
 
 def rq1_runs(cfg, # The active `RunConfig`
              notebook:str, # Calling notebook (archive group under ci)

@@ -4,13 +4,14 @@
 
 # %% auto #0
 __all__ = ['MIX_CODE', 'RESULT_FIELDS', 'sinvad_settings', 'latent_space', 'pixel_space', 'model_under_test', 'penultimate',
-           'centroid_pairs', 'between_clusters', 'sinvad_fitness', 'ranking_key', 'SinvadResult', 'ga_search',
-           'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs',
-           'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job',
-           'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_gens', 'escape_search', 'detection_job',
-           'detection_jobs']
+           'zoo_model', 'centroid_pairs', 'between_clusters', 'sinvad_fitness', 'ranking_key', 'SinvadResult',
+           'ga_search', 'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs',
+           'rarely_confused_pairs', 'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result',
+           'load_result', 'boundary_job', 'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_gens',
+           'escape_search', 'detection_job', 'detection_jobs']
 
 # %% ../nbs/51_sinvad.ipynb #ec23ce89
+import inspect, math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -20,7 +21,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .config import load_config
-from .data import load_dataset
+from .data import load_dataset, dataset_info
 from .checkpoints import load_or_train
 from .report import image_grid
 from .zoo import LeNet5, fit_classifier, accuracy, load_pair
@@ -38,11 +39,11 @@ def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
     "SINVAD's 'paper vs here' table: §5.1's data, VAE and classifier next to this profile's, then the notebook's rows"
     from latentnb.paper import published_table, settings_table
     P = published_table('5.1 Setup', cfg=cfg).set_index('item')['value']
-    V = cfg.budget('vae')
+    V, n_pix = cfg.budget('vae'), math.prod(dataset_info(dataset).shape)   # the MLP's input: C·H·W pixels (784 for MNIST)
     return settings_table([
         ('data', P['MNIST data'], f"{dataset}: the VAE learns from the first {V.n_train:,} training images (at most the split), {V.epochs} epochs",
          f'profile {cfg.profile}'),
-        ('VAE', P['VAE (MNIST)'], f"MLP 784 → {V.hidden} → latent {V.latent_mlp}; conv VAE latent {V.latent_conv}", '`latentnb.vae.load_vae`'),
+        ('VAE', P['VAE (MNIST)'], f"MLP {n_pix} → {V.hidden} → latent {V.latent_mlp}; conv VAE latent {V.latent_conv}", '`latentnb.vae.load_vae`'),
         ('classifier', P['classifier'], 'LeNet-5 of the zoo (pair 3, Adam)', '`model_under_test`'),
         ('GA', P['GA'], "`ga_search(variant='sinvad')`: σ reset to 0.1, ×0.7 when the best does not improve; parents from the top 10; "
          'single-point crossover; binomial reset (p 0.5) to the seed; L1 distance; stop when σ < 1e-3',
@@ -56,9 +57,10 @@ def latent_space(vae:nn.Module) -> Space:
     gen.batch_size = 1 << 30  # a whole generation in one decoder call, as SINVAD does
     return search_space(gen, box=None)
 
-def pixel_space(shape=(1, 28, 28)) -> Space:
+def pixel_space(shape:tuple|str=(1, 28, 28), # (C, H, W) of the images, or the name of a dataset whose shape to take
+               ) -> Space:
     "The baseline: the image itself, flattened, clipped to [0, 1]"
-    return search_space('pixels', shape=shape)
+    return search_space('pixels', shape=tuple(dataset_info(shape).shape) if isinstance(shape, str) else tuple(shape))
 
 def model_under_test(dataset:str='mnist', cfg=None) -> nn.Module:
     "The classifier SINVAD tests here: the zoo's LeNet-5 of pair 3 (Adam), logits, eval mode"
@@ -72,6 +74,26 @@ def penultimate(model:nn.Module, # A zoo classifier (`.features` or an `nn.Seque
     f = model.features if hasattr(model, 'features') else (nn.Sequential(*list(model.children())[:-1]) if isinstance(model, nn.Sequential) else None)
     if f is None: raise TypeError(f"{type(model).__name__} has neither .features(x) nor a Sequential layout to cut before the logits")
     return torch.cat([f(x[i:i+bs]) for i in range(0, len(x), bs)])
+
+# %% ../nbs/51_sinvad.ipynb #a1f7c3d9
+def zoo_model(cls, # A zoo architecture taking `in_ch` and `n_classes` (`LeNet5`, `SinvadCNN`, ...)
+              img_shape:tuple=(1, 28, 28), # (C, H, W) of the dataset's images
+              n_classes:int=10, # Classes of the dataset
+             ) -> nn.Module:
+    "A fresh `cls` for images `img_shape` and `n_classes` classes: (C, 28, 28) as the zoo always built it; other sizes through its `img_shape` argument (when it has one), checked on a blank batch"
+    from latentnb.vae import check_img_shape
+    shape, prm = check_img_shape(img_shape, cls.__name__), inspect.signature(cls).parameters
+    kw = {k: v for k, v in (('in_ch', shape[0]), ('n_classes', int(n_classes))) if k in prm}
+    if shape[1:] == (28, 28): return cls(**kw)
+    if 'img_shape' in prm: kw['img_shape'] = shape
+    m = cls(**kw)
+    try:
+        with torch.no_grad(): out = m.eval()(torch.zeros(2, *shape))   # eval: no dropout draw, the seeded initialisation is the model's
+    except RuntimeError as e: out = e
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, n_classes):
+        raise ValueError(f"latentnb.zoo's {cls.__name__} does not build for images shaped {shape} (it builds for (C, 28, 28)"
+                         f"{' and the shapes its img_shape accepts' if 'img_shape' in prm else ''}): {out if not isinstance(out, torch.Tensor) else tuple(out.shape)}")
+    return m.train()
 
 # %% ../nbs/51_sinvad.ipynb #3a2e08c4
 def centroid_pairs(a:torch.Tensor, # Activations of the images to place (N, F)
@@ -373,7 +395,7 @@ def mix_spec(dataset:str, # 'mnist' or 'fashion-mnist'
             ) -> dict:
     "Everything an RQ3 classifier's weights depend on under the active profile (α = 0 mixes nothing, so its spec names no pairs)"
     S = cfg.budget('sinvad_detection')
-    pairs = [list(p) for p in check_pairs(S.pairs)] if alpha > 0 else []
+    pairs = [list(p) for p in check_pairs(S.pairs, dataset_info(dataset).n_classes)] if alpha > 0 else []
     return dict(code=MIX_CODE, zoo=ZOO_CODE, arch='LeNet5', dataset=dataset, pairs=pairs, alpha=float(alpha), epochs=S.epochs,
                 n_train=S.n_train, lr=S.lr, bs=S.bs, opt='adam', seed=cfg.seed + model_seed)
 
@@ -384,17 +406,17 @@ def mix_name(dataset:str, alpha:float, model_seed:int=0) -> str:
 def detection_classifiers(dataset:str='mnist', cfg=None, progress:bool=True,
                           model_seed:int=0, # Which of the `model_seeds` training seeds (0: the models of Fig. 14 and of the seeds)
                          ) -> tuple:
-    "RQ3's LeNet-5s `({α: model}, pairs)`: one per α of `[sinvad_detection]` (0 first), trained with the labels of its `pairs` mixed at α"
+    "RQ3's LeNet-5s `({α: model}, pairs)` for the dataset's image shape and classes: one per α of `[sinvad_detection]` (0 first), trained with the labels of its `pairs` mixed at α"
     cfg = cfg or load_config(seed_all=False)
-    S = cfg.budget('sinvad_detection')
-    pairs, seed = check_pairs(S.pairs), cfg.seed + model_seed
+    S, info = cfg.budget('sinvad_detection'), dataset_info(dataset)
+    pairs, seed = check_pairs(S.pairs, info.n_classes), cfg.seed + model_seed
     x, y = load_dataset(dataset, 'train', n=S.n_train or None)
     xt, yt = load_dataset(dataset, 'test')
     def make(alpha):
         def train(m):
             fit_classifier(m, x, mix_labels(y, pairs, alpha, seed=seed), S.epochs, lr=S.lr, bs=S.bs, progress=progress, seed=seed)
             return dict(test_accuracy=accuracy(m, xt, yt), alpha=alpha, pairs=str(pairs if alpha > 0 else []))
-        def build(): torch.manual_seed(seed); return LeNet5()
+        def build(): torch.manual_seed(seed); return zoo_model(LeNet5, info.shape, info.n_classes)
         return load_or_train(mix_name(dataset, alpha, model_seed), build, train, producer='nbs/51_sinvad.ipynb (latentnb.sinvad.detection_classifiers)',
                              meta=dict(arch='LeNet5', alpha=alpha, pairs=pairs if alpha > 0 else []), cfg=cfg, spec=mix_spec(dataset, alpha, cfg, model_seed))
     return {a: make(a) for a in sorted({0.0, *map(float, S.alphas)})}, pairs
@@ -505,7 +527,7 @@ def detection_job(out_dir, # The job's folder
                   profile:str, # Run profile (its `[sinvad_detection]` budget)
                   seed:int, # The run's seed (`cfg.seed`)
                   dataset:str='mnist',
-                  model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the 10 × 10 matrix
+                  model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the K × K matrix (10 × 10 for MNIST)
                   check:bool=False, # Also rerun the first `n_check` attempts per mixed direction with the GA's stall budget (`stall_gens`)
                  ) -> dict:
     "RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction ('matrix', Fig. 14), and optionally the budget check ('check')"
@@ -519,7 +541,7 @@ def detection_job(out_dir, # The job's folder
     if check: runs['check'] = (B.n_check, mixed_directions(pairs), stall_gens())
     out = dict(dataset=dataset, alpha=alpha, model_seed=model_seed, pairs=[list(p) for p in pairs])
     for name, (n, dirs, gens) in runs.items():
-        seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, seed=seed)
+        seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, K=dataset_info(dataset).n_classes, seed=seed)
         r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, gens)
         save_result(r, out_dir, name, seed_idx=seed_idx, src=src, tgt=tgt)
         out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), gens=gens)

@@ -281,16 +281,18 @@ def filter_valid(images, # Generated images (N, C, H, W) in [0,1]
 # %% ../nbs/30_validity.ipynb #b1c0a002
 STANDIN_KINDS = ('noise', 'blend', 'fragment', 'scrambled')
 
-def invalid_standins(x, # Real images (N, C, H, W) in [0,1], e.g. held-out digits
+def invalid_standins(x, # Real images (N, C, H, W) in [0,1], e.g. held-out digits; sides multiples of 4
                      kinds=STANDIN_KINDS, # Which invalid kinds to make (one per real image, cycling)
                      seed:int=0) -> tuple:
-    """Controlled *invalid* inputs made from real ones, as labels for calibrating a validity filter: `noise` (uniform pixels),
-    `blend` (the mean of two different images: two overlaid digits), `fragment` (only a random 14×14 window kept) and
-    `scrambled` (the 16 7×7 tiles shuffled). Returns (images (N, C, H, W), kind per image)."""
+    """Controlled *invalid* inputs made from real ones, as labels for calibrating a validity filter: `noise` (uniform pixels,
+    every channel), `blend` (the mean of two different images: two overlaid digits), `fragment` (only a random window of half
+    the side kept: 14×14 of 28×28, 16×16 of 32×32) and `scrambled` (the 16 tiles of a quarter side shuffled: 7×7 of 28×28, 8×8 of
+    32×32). Every channel of an image is cut and moved alike. Returns (images (N, C, H, W), kind per image)."""
     x = _check_images(x); n, C, H, W = x.shape
     bad = set(kinds) - set(STANDIN_KINDS)
     if bad: raise ValueError(f"Unknown stand-in kinds {sorted(bad)}; accepted: {', '.join(STANDIN_KINDS)}")
-    if H % 7 or W % 7 or H < 14 or W < 14: raise ValueError(f"invalid_standins needs images whose sides are multiples of 7 (≥ 14), got {H}×{W}")
+    if H % 4 or W % 4 or H < 8 or W < 8: raise ValueError(f"invalid_standins needs images whose sides are multiples of 4 (≥ 8), got {H}×{W}")
+    fh, fw, th_, tw_ = H//2, W//2, H//4, W//4          # fragment window and tile sides
     g = torch.Generator().manual_seed(seed)
     kind = np.array([kinds[i % len(kinds)] for i in range(n)])
     out = x.clone()
@@ -300,12 +302,12 @@ def invalid_standins(x, # Real images (N, C, H, W) in [0,1], e.g. held-out digit
         if k == 'noise': out[i] = torch.rand(C, H, W, generator=g)
         elif k == 'blend': out[i] = 0.5*x[i] + 0.5*partner[i]
         elif k == 'fragment':
-            r, c = torch.randint(0, H-13, (1,), generator=g).item(), torch.randint(0, W-13, (1,), generator=g).item()
-            m = torch.zeros(H, W); m[r:r+14, c:c+14] = 1; out[i] = x[i]*m
+            r, c = torch.randint(0, H-fh+1, (1,), generator=g).item(), torch.randint(0, W-fw+1, (1,), generator=g).item()
+            m = torch.zeros(H, W); m[r:r+fh, c:c+fw] = 1; out[i] = x[i]*m
         else:
-            t = x[i].unfold(1, 7, 7).unfold(2, 7, 7)                          # (C, H/7, W/7, 7, 7)
-            th, tw = t.shape[1:3]; p = torch.randperm(th*tw, generator=g)
-            t = t.reshape(C, th*tw, 7, 7)[:, p].reshape(C, th, tw, 7, 7)
+            t = x[i].unfold(1, th_, th_).unfold(2, tw_, tw_)                  # (C, 4, 4, th, tw)
+            p = torch.randperm(16, generator=g)
+            t = t.reshape(C, 16, th_, tw_)[:, p].reshape(C, 4, 4, th_, tw_)
             out[i] = t.permute(0, 1, 3, 2, 4).reshape(C, H, W)
     return out, kind
 

@@ -188,3 +188,67 @@ def test_white_box_baselines():
         white_box(a, x, y, 'deepxplore')
     with pytest.raises(ValueError, match='dlfuzz'):
         white_box(a, x, y, 'pgd')
+
+
+def test_models_build_for_the_image_shape():
+    "img_shape (C, H, W): the default builds the modules as before; 3×32×32 runs end to end; other shapes are refused clearly"
+    from latentnb.argus import LeNet4, lenet5, train_argus
+    from latentnb.zoo import LeNet5
+    torch.manual_seed(0); a = [VQVAE(ch=8), ArgusVAE(ch=8), InputDiscriminator(), LeNet4(), lenet5()]
+    torch.manual_seed(0); b = [VQVAE(ch=8, img_shape=(1, 28, 28)), ArgusVAE(ch=8, img_shape=(1, 28, 28)), InputDiscriminator(img_shape=(1, 28, 28)),
+                               LeNet4(10, (1, 28, 28)), LeNet5()]
+    for m, n in zip(a, b):
+        sa, sb = m.state_dict(), n.state_dict()
+        assert list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
+    x, y = torch.rand(16, 3, 32, 32), torch.arange(16) % 4
+    for down, side in ((1, 16), (2, 8)):
+        m = VQVAE(n_codes=8, code_dim=4, ch=4, down=down, n_res=1, img_shape=(3, 32, 32))
+        assert m.encode(x).shape == (16, 4, side, side) and m(x).shape == x.shape
+        assert ArgusVAE(code_dim=4, ch=4, down=down, img_shape=(3, 32, 32))(x).shape == x.shape
+    logs = train_argus(m, x, y, lam=0.2, epochs=1, bs=8, progress=False)
+    assert all(math.isfinite(v) for v in logs.values()) and {'d', 'adv_z', 'adv_x'} <= set(logs)
+    assert InputDiscriminator(img_shape=(3, 32, 32))(x).shape == (16,)
+    assert LeNet4(img_shape=(3, 32, 32))(x).shape == (16, 10) and lenet5(26, (3, 32, 32))(x).shape == (16, 26)
+    with pytest.raises(ValueError, match=r"shaped \(N, 3, 32, 32\)"): m.encode(torch.rand(2, 1, 28, 28))
+    with pytest.raises(ValueError, match='multiples of 4'): VQVAE(img_shape=(3, 30, 30))
+    with pytest.raises(ValueError, match='multiples of 4'): LeNet4(img_shape=(1, 8, 8))
+
+
+def test_loaders_take_every_dataset_of_a_supported_shape(tmp_path, monkeypatch):
+    "colour-mnist (3×32×32): the loaders train for its shape and record it in the spec; 1×8×8 digits are refused"
+    from latentnb.config import load_config
+    from latentnb.checkpoints import checkpoint_entry
+    from latentnb.argus import load_vqvae, load_lenet, argus_classifiers
+    from latentnb.data import load_dataset
+    monkeypatch.setenv('LATENTNB_CKPT_DIR', str(tmp_path))
+    cfg = load_config('ci', seed_all=False)
+    x, _ = load_dataset('colour-mnist', 'test', n=4)
+    m = load_vqvae('colour-mnist', cfg=cfg)
+    assert m.img_shape == (3, 32, 32) and m(x).shape == x.shape
+    assert checkpoint_entry('colour-mnist-argus-vqvae', cfg=cfg)['spec']['img_shape'] == [3, 32, 32]
+    load_vqvae('mnist', cfg=cfg)
+    assert 'img_shape' not in checkpoint_entry('mnist-argus-vqvae', cfg=cfg)['spec']       # 1×28×28: the spec as before
+    assert load_lenet('colour-mnist', 'lenet4', cfg=cfg)(x).shape == (4, 10)
+    with pytest.raises(ValueError, match=r"dataset 'digits' has images shaped \(1, 8, 8\)"): load_vqvae('digits', cfg=cfg)
+    import latentnb.zoo as zoo                           # 3×32×32: the zoo's VGG16 and ResNet18 (built untrained here)
+    monkeypatch.setattr(zoo, 'argus_subject', lambda ds, arch, cfg=None: zoo.ARGUS_SUBJECTS[arch].build((3, 32, 32), 10).eval())
+    clfs = argus_classifiers('colour-mnist', cfg)
+    assert list(clfs) == ['VGG16', 'ResNet18'] and all(c(x).shape == (4, 10) for c in clfs.values())
+
+
+def test_white_box_and_metrics_on_colour_images():
+    "DLFuzz, ADAPT and DiffChaser take colour seeds; the metrics count labels beyond 10 classes (EMNIST letters: 26)"
+    from latentnb.argus import white_box, lenet5, argus_metrics
+    from latentnb.argus_baselines import adapt, diffchaser
+    torch.manual_seed(0)
+    x, y = torch.rand(3, 3, 32, 32), torch.tensor([0, 1, 2])
+    c = lenet5(10, (3, 32, 32)).eval()
+    for g in (white_box(c, x, y, 'dlfuzz', budget=4), adapt(c, x, y, budget=4), diffchaser(c, x, y, budget=4)):
+        assert g['x'].shape == (12, 3, 32, 32) and 0 <= g['x'].min() and g['x'].max() <= 1
+    class Const(torch.nn.Module):                       # right on seed 0 (label 0), answers letter 25 elsewhere
+        def forward(self, x): return F.one_hot(torch.where(x[:, 0, 0, 0] < 0.5, 0, 25), 26).float()
+    x[0, 0, 0, 0], x[1:, 0, 0, 0] = 0.0, 1.0
+    gen = dict(x=x[[0, 0]].clone(), seed_idx=torch.tensor([0, 0]), label=torch.tensor([0, 0]))
+    gen['x'][1, 0, 0, 0] = 1.0
+    r = argus_metrics(gen, x, y, Const())
+    assert r['n_seeds'] == 1 and r['error_rate'] == 0.5 and r['label_diversity'] == 1.0

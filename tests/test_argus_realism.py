@@ -150,12 +150,15 @@ def test_no_ratings_means_no_result(folder):
 
 
 def test_study_folder_is_configurable(tmp_path, monkeypatch):
+    monkeypatch.delenv('LATENTNB_DATASET', raising=False)
     monkeypatch.setenv('LATENTNB_ARGUS_REALISM_DIR', str(tmp_path/'mine'))
     assert study_folder() == tmp_path/'mine'
     monkeypatch.delenv('LATENTNB_ARGUS_REALISM_DIR')
     assert study_folder(load_config('quick', seed_all=False)).parts[-2:] == ('studies', 'argus_realism')
     ci = study_folder(load_config('ci', seed_all=False))
     assert ci.exists() and 'argus-realism-' in ci.name                          # ci: a new temporary folder
+    monkeypatch.setenv('LATENTNB_DATASET', 'colour-mnist')                      # another dataset: never the committed (MNIST) study
+    assert study_folder(load_config('quick', seed_all=False)).parts[-2:] == ('studies', 'argus_realism-colour-mnist')
 
 
 def test_candidate_helpers():
@@ -170,3 +173,16 @@ def test_candidate_helpers():
         def forward(self, x): return torch.nn.functional.one_hot(torch.zeros(len(x), dtype=torch.long), 10).float()
     p = pick_one(ch, Zero(), 3)
     assert p['failing'].tolist() == [False, True, True] and p['pred'].tolist() == [0, 0, 0]
+
+
+def test_colour_study_round_trip(tmp_path):
+    "3×32×32 colour images are saved as RGB PNGs and read back exactly (8-bit); grey ones stay grey"
+    g = torch.Generator().manual_seed(0)
+    cands = {m: dict(x=torch.rand(3, 3, 32, 32, generator=g), failing=torch.zeros(3, dtype=torch.bool), pred=torch.arange(3)) for m in 'ABC'}
+    st = build_realism_study(torch.rand(3, 3, 32, 32, generator=g), torch.arange(3), cands)
+    save_realism_study(st, tmp_path/'s')
+    ld = load_realism_study(tmp_path/'s')
+    assert ld.originals.shape == (3, 3, 32, 32) and study_digest(ld) == study_digest(st)
+    assert all(torch.equal(ld.images[i], st.images[i]) for i in st.images)
+    save_realism_study(_study(n=2, methods='ABC'), tmp_path/'g')
+    assert load_realism_study(tmp_path/'g').originals.shape == (2, 1, 28, 28)

@@ -95,3 +95,32 @@ def test_stale_run_is_reopened_only_when_asked(seeds, tmp_path, capsys):
     r2 = run_method('DRfuzz', None, Disc(), tiny(1), tiny(2), seeds, out_dir=tmp_path, reuse_stale=True, **kw)
     assert 'reuse_stale=True' in capsys.readouterr().out
     assert r2.rq_key['code'] == 'other-code' and r2.unique == r1.unique
+
+# --- colour images ---
+from latentnb.mutation import _blur
+
+def test_colour_rules_treat_channels_alike():
+    "A grey image in three equal channels stays grey under every rule but the three noise rules (drawn per channel)"
+    g = torch.rand(6, 1, 16, 16, generator=torch.Generator().manual_seed(0)).repeat(1, 3, 1, 1)
+    for r in RULES:
+        m = mutate(g, r, np.random.default_rng(0))
+        assert m.shape == g.shape and 0 <= m.min() and m.max() <= 1
+        grey = torch.equal(m[:, 0], m[:, 1]) and torch.equal(m[:, 1], m[:, 2])
+        assert grey == (r not in ('gauss_noise', 'multiplicative_noise', 'saltpepper_noise')), r
+
+def test_bilateral_grey_is_unchanged():
+    "One channel: the colour weight is the grey weight of before (bit for bit)"
+    x = torch.rand(3, 1, 12, 12, generator=torch.Generator().manual_seed(1))
+    from latentnb.mutation import _windows
+    w = _windows(x, 7, 7)
+    dy, dx = torch.meshgrid(torch.arange(-3, 4.), torch.arange(-3, 4.), indexing='ij'); r2 = (dy**2 + dx**2).flatten()
+    ws = torch.where(r2 <= 9, torch.exp(-r2/(2*50**2)), torch.zeros(()))[:, None, None]
+    wt = ws*torch.exp(-((w - x[:, :, None])*255)**2/(2*50**2))
+    assert torch.equal(_blur(x, 'bilateral'), (wt*w).sum(2)/wt.sum(2))
+
+def test_fuzzer_on_colour_seeds(tmp_path):
+    def tiny3(s): torch.manual_seed(s); return nn.Sequential(nn.Flatten(), nn.Linear(3*8*8, 10)).eval()
+    seeds = torch.rand(30, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    r = drfuzz_search(Disc(), tiny3(1), tiny3(2), seeds, budget_s=30, max_evals=300, out_dir=tmp_path, batch=20, device='cpu', progress=False)
+    got = r.archive.load(); x = torch.from_numpy(got['images']).float()/255
+    assert got['images'].shape[1:] == (3, 8, 8) and (tiny3(1)(x).argmax(1) != tiny3(2)(x).argmax(1)).all()

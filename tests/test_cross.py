@@ -76,3 +76,17 @@ def test_a_sample_of_the_representatives_is_scaled_to_the_cell(tmp_path):
     d = judge_cell(_archive(tmp_path/'a'), 'differential', _StubJudges(), n_judged=2, gd_n=4, seed=1)
     assert d['judged'] == 2 and d['near_free'] == 3
     assert d['valid'] in (1.5, 3.0) and d['good'] in (0.0, 1.5)
+
+
+def test_another_dataset_gives_its_own_cells(tmp_path):
+    "`$LATENTNB_DATASET` (notebook 90 passes it): colour-mnist's generators decode 3×32×32 images, its jobs carry the dataset and share no key with MNIST's"
+    from latentnb.cross import cross_context
+    from latentnb.data import dataset_info
+    ctx = cross_context('ci', 'colour-mnist')
+    g = ctx['gens']['GAN']
+    x = g.decode(g.sample(2, torch.Generator().manual_seed(0)))
+    assert tuple(x.shape) == (2, *dataset_info('colour-mnist').shape) == (2, 3, 32, 32)
+    assert tuple(ctx['pool'][0].shape[1:]) == (3, 32, 32)
+    jobs, mnist = cross_jobs('ci', tmp_path, dataset='colour-mnist'), cross_jobs('ci', tmp_path)
+    assert {j.kwargs['dataset'] for j in jobs} == {'colour-mnist'} and len(jobs) == len(mnist)
+    assert not {j.key for j in jobs} & {j.key for j in mnist}

@@ -1,5 +1,5 @@
 "Plain behaviour of latentnb.giftbench: fitness, the GA on a toy generator, Table III (classifier checks: test_blackbox)."
-import pytest, torch, torch.nn.functional as F
+import math, pytest, torch, torch.nn.functional as F
 from latentnb.generators import LatentGenerator, cgan_generator
 from latentnb.giftbench import (margin, viable_seeds, giftbench_search, summarise, table3,
                                 CondGenerator)
@@ -87,6 +87,16 @@ def test_panel_defaults_are_the_papers_and_run_in_background():
     p.start(); row = p.wait(60)
     assert row['n_viable'] == 10 and '% misclassified' in p.status.value and len(p.images) == 10
 
+def test_panel_starts_on_the_running_dataset(monkeypatch):
+    "The panel's dataset is $LATENTNB_DATASET's when set (a dataset the models build for), else MNIST"
+    from latentnb.config import load_config
+    from latentnb.giftbench import GiftbenchPanel
+    monkeypatch.delenv('LATENTNB_DATASET', raising=False)
+    assert GiftbenchPanel(load_config('ci', seed_all=False)).dataset.value == 'mnist'
+    monkeypatch.setenv('LATENTNB_DATASET', 'colour-mnist')
+    cfg = load_config('ci', seed_all=False); assert cfg.dataset == 'colour-mnist'
+    assert GiftbenchPanel(cfg).dataset.value == 'colour-mnist'
+
 
 # --- the authors' GA (variant 'gift', the default): deeptestai/genai_tigs tig_*.py
 from latentnb.giftbench import logit_margin, gift_extent
@@ -125,3 +135,82 @@ def test_gift_search_stays_in_the_latent_range_and_low_finds_less():
     assert hi_r.failed.sum() > lo_r.failed.sum()
     assert torch.equal(hi_r.iterations, giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=25, generations=120, step='high', progress=False).iterations)
     with pytest.raises(ValueError, match='variant must be'): giftbench_search(g, toy_clf, vs['z'], vs['y'], variant='x')
+
+
+# --- models of the dataset's shape (1x28x28 unchanged; 3x32x32 for SVHN / CIFAR-10 / colour-mnist)
+from latentnb.giftbench import (CGAN, GiftDeepConv, build_unet, check_img_shape, dataset_shape, cgan_spec, ddpm_spec,
+                                train_cgan, train_ddpm, IMG_SHAPE, DATASETS)
+
+def _keys(m): return [(k, tuple(v.shape)) for k, v in m.state_dict().items()]
+
+def test_default_shape_builds_the_committed_modules():
+    "The 1x28x28 modules are those of the committed checkpoints: the sizes the code had before `img_shape` existed"
+    g = CGAN(width=8)
+    assert dict(_keys(g))['G.fc.weight'] == (2*8*7*7, 116) and dict(_keys(g))['D.lin.weight'] == (1, 2*8*7*7)
+    assert dict(_keys(g))['G.out.weight'] == (1, 4, 3, 3) and dict(_keys(g))['D.body.0.weight'] == (8, 1, 4, 4)
+    assert dict(_keys(GiftDeepConv()))['head.1.weight'] == (512, 64*7*7)
+    u = build_unet((8, 16, 16)).unet.config
+    assert (u.sample_size, u.in_channels, u.out_channels, u.num_class_embeds) == (28, 1, 1, 11)
+    torch.manual_seed(1); a = CGAN(width=8).state_dict()
+    torch.manual_seed(1); b = CGAN(width=8, img_shape=(1, 28, 28)).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+@pytest.mark.parametrize('shape', [(3, 32, 32), (1, 16, 16), (3, 28, 28)])
+def test_models_build_for_the_shape(shape):
+    torch.manual_seed(0)
+    gan = CGAN(n_classes=26, width=8, img_shape=shape).eval()
+    x = gan.G(torch.randn(4, 100), torch.arange(4))
+    assert x.shape == (4, *shape) and 0 <= x.min() and x.max() <= 1
+    out, aux = gan.D(x, torch.arange(4), with_aux=True)
+    assert out.shape == (4,) and aux.shape == (4, 26)
+    m = build_unet((8, 16, 16), img_shape=shape, guidance=1.5).eval()
+    with torch.no_grad(): assert m(torch.randn(2, *shape), 10, class_labels=torch.tensor([0, 1])).sample.shape == (2, *shape)
+    assert GiftDeepConv(n_classes=26, img_shape=shape)(torch.rand(2, *shape)).shape == (2, 26)
+
+def test_colour_training_runs_and_lowers_the_diffusion_loss():
+    torch.manual_seed(0)
+    x, y = torch.rand(32, 3, 32, 32), torch.randint(0, 10, (32,))
+    gan = CGAN(width=8, img_shape=(3, 32, 32))
+    m = train_cgan(gan, x, y, epochs=1, bs=16, progress=False)
+    assert m['steps'] == 2 and math.isfinite(m['loss_G']) and math.isfinite(m['loss_D'])
+    u = build_unet((8, 16, 16), img_shape=(3, 32, 32))
+    assert math.isfinite(train_ddpm(u, x, y, steps=3, bs=8, progress=False)['loss'])
+    with pytest.raises(ValueError, match=r'images shaped \(1, 28, 28\), but the cGAN builds \(3, 32, 32\)'):
+        train_cgan(gan, torch.rand(4, 1, 28, 28), y[:4], progress=False)
+    with pytest.raises(ValueError, match='but the UNet builds'): train_ddpm(u, torch.rand(4, 1, 28, 28), y[:4], steps=1, progress=False)
+
+@pytest.mark.parametrize('bad', [(3, 30, 30), (1, 28, 32), (2, 28), (0, 28, 28), (1, 4, 4)])
+def test_bad_shapes_are_refused_clearly(bad):
+    for f in (check_img_shape, lambda s: CGAN(img_shape=s), lambda s: build_unet(img_shape=s), lambda s: GiftDeepConv(img_shape=s)):
+        with pytest.raises(ValueError, match=r'is not supported.*H = W a multiple of 4'): f(bad)
+
+def test_datasets_of_a_supported_shape_are_accepted_and_specs_stay_for_mnist():
+    from latentnb.config import load_config
+    cfg = load_config('ci', seed_all=False)
+    assert {'mnist', 'fashion-mnist', 'colour-mnist', 'cifar10', 'svhn', 'emnist-letters'} <= set(DATASETS)
+    assert dataset_shape('svhn') == ((3, 32, 32), 10) and dataset_shape('emnist-letters') == (IMG_SHAPE, 26)
+    for ds in ('mnist', 'fashion-mnist'):
+        assert not {'img_shape', 'n_classes'} & (set(cgan_spec(ds, cfg)) | set(ddpm_spec(ds, cfg)))
+    assert cgan_spec('cifar10', cfg)['img_shape'] == [3, 32, 32] and ddpm_spec('emnist-letters', cfg)['n_classes'] == 26
+    with pytest.raises(ValueError, match="Unknown dataset 'imagenet'; accepted: mnist"): dataset_shape('imagenet')
+
+def test_search_without_viable_seeds_keeps_the_image_shape():
+    "No seed viable: the empty image tensors still have the generator's (C, H, W)"
+    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cgan')
+    never = lambda x: F.one_hot(torch.full((len(x),), 9), 10).float()       # always answers 9; seeds of label 0 are never viable
+    vs = viable_seeds(gen, never, 3)
+    assert len(vs['y']) == 0
+    r = giftbench_search(gen, never, vs['z'], vs['y'], pop=4, generations=2, progress=False)
+    assert r.x0.shape == (0, 3, 32, 32) and r.x_fail.shape == (0, 3, 32, 32)
+
+def test_colour_images_export_as_rgb(tmp_path):
+    import io, zipfile
+    from PIL import Image
+    from latentnb.giftbench import export_zip
+    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cgan')
+    yes = lambda x: F.one_hot(torch.zeros(len(x), dtype=torch.long), 10).float()   # labels 0 are always right
+    vs = viable_seeds(gen, yes, 1)
+    r = giftbench_search(gen, yes, vs['z'], vs['y'], pop=4, generations=1, progress=False)
+    z = zipfile.ZipFile(export_zip(r, tmp_path/'c.zip', 'colour-mnist', 'clf'))
+    png = [n for n in z.namelist() if n.endswith('.png')]
+    assert len(png) == 2 and all(Image.open(io.BytesIO(z.read(n))).mode == 'RGB' for n in png)

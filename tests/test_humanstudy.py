@@ -92,3 +92,30 @@ def test_analysis_on_simulated_table():
     assert t1["Cliff's δ"].iloc[0] > 0.3                                    # simulated SINVAD more confusing
     mc = most_confusing(S)
     assert set(mc.columns) >= {'seed', 'most_confusing', 'p', 'significant'} and (mc['most_confusing'] == 'sinvad').mean() > 0.5
+
+
+def test_export_writes_colour_images_as_rgb(tmp_path):
+    "Grey studies export as 'L' PNGs, 3-channel ones (colour-mnist, CIFAR-10, SVHN) as RGB, each pixel as the tensor holds it"
+    from PIL import Image
+    st = _study(3); st.images = torch.rand(3, 3, 32, 32)
+    export_study(st, tmp_path)
+    with Image.open(tmp_path/'images'/'q001.png') as im:
+        assert (im.mode, im.size) == ('RGB', (32, 32))
+        assert np.array_equal(np.asarray(im), (st.images[1].numpy().transpose(1, 2, 0)*255).round().astype(np.uint8))
+    g = _study(2); export_study(g, tmp_path/'grey')
+    with Image.open(tmp_path/'grey'/'images'/'q000.png') as im: assert (im.mode, im.size) == ('L', (28, 28))
+
+
+def test_build_study_attention_checks_use_the_datasets_classes():
+    "An attention check asks about its own class and one other of the `n_classes` classes (26 for EMNIST letters)"
+    from torch import nn
+    from latentnb.humanstudy import build_study
+    from latentnb.vae import MLPVAE
+    torch.manual_seed(0)
+    vae, clf = MLPVAE(4, 16, img_shape=(1, 8, 8)).eval(), nn.Sequential(nn.Flatten(), nn.Linear(64, 26)).eval()
+    x = torch.rand(120, 1, 8, 8)
+    with torch.no_grad(): y = clf(x).argmax(1)                    # labels the model gets right: every image can be a seed
+    st = build_study(vae, clf, x, y, n_seeds=2, n_checks=20, pop=8, gens=4, cw_steps=2, n_classes=26, seed=0)
+    real = st.items[st.items['method'] == 'real']
+    assert len(real) == 20 and (real['target'] != real['source']).all() and real['target'].between(0, 25).all()
+    assert real['target'].max() >= 10                              # not confined to the ten digits

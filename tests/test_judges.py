@@ -102,3 +102,36 @@ def test_controls_table(judges):
     assert ((t[list(CONTROL_KINDS)] >= 0) & (t[list(CONTROL_KINDS)] <= 1)).all().all()
     assert len(t) == len(judges.members) + 2
     with pytest.raises(ValueError, match='asked to judge'): judge_controls(judges, 'fashion-mnist', reference=False)
+
+
+# --- image shapes ---
+from latentnb.judges import member_outputs
+
+
+@pytest.mark.parametrize('cls', [JudgeResNet, WideMLP, SepCNN])
+def test_members_build_for_the_shape(cls):
+    m = cls(img_shape=(3, 32, 32), n_classes=26).eval(); x = torch.rand(3, 3, 32, 32)
+    assert m(x).shape == (3, 26) and m.features(x).shape == (3, m.num_features) and m.img_shape == (3, 32, 32)
+    with pytest.raises(ValueError, match=f'{cls.__name__}: image shape'): cls(img_shape=(3, 30, 30))
+
+
+def test_default_members_are_unchanged():
+    assert WideMLP().body[1].in_features == 784 and WideMLP(side=32).body[1].in_features == 1024
+    assert JudgeResNet().stem[0].in_channels == 1 and SepCNN().body[0].in_channels == 1
+    assert JUDGE_SPECS[0].build().img_shape == (1, 28, 28) and JUDGE_SPECS[0].build((3, 32, 32)).img_shape == (3, 32, 32)
+    assert 'img_shape' not in judge_spec(JUDGE_SPECS[0], 'mnist', load_config('ci', seed_all=False))
+
+
+def test_empty_outputs_have_the_class_count():
+    p, f = member_outputs(SepCNN(n_classes=26, img_shape=(3, 32, 32)).eval(), torch.zeros(0, 3, 32, 32))
+    assert p.shape == (0, 26) and f.shape == (0, 128)
+
+
+def test_colour_judges(ci):
+    "Untrained members of colour-mnist's shape: the ensemble API, its calibration and the controls work on 3×32×32 images"
+    specs = {f'colour-mnist-judge-{s.arch.lower()}': s for s in JUDGE_SPECS}
+    j = Judges('colour-mnist', {k: s.build((3, 32, 32), 10).eval() for k, s in specs.items()}, specs, ci)
+    x = torch.rand(5, 3, 32, 32)
+    assert j.predict_proba(x).shape == (5, 10) and j.valid(x).shape == (5,)
+    t = judge_controls(j, reference=False)
+    assert len(t) == len(j.members) + 2 and ((t[list(CONTROL_KINDS)] >= 0) & (t[list(CONTROL_KINDS)] <= 1)).all().all()

@@ -50,3 +50,15 @@ def test_default_path_and_bad_names():
     assert labels_path('filtering_mnist').parts[-3:] == ('data', 'labels', 'filtering_mnist.csv')
     with pytest.raises(ValueError, match='plain file name'):
         labels_path('a/b')
+
+
+def test_colour_and_uint8_images(tmp_path):
+    import io
+    from PIL import Image
+    from latentnb.labelling import _png
+    x = torch.rand(2, 3, 32, 32)
+    assert Image.open(io.BytesIO(_png(x[0], scale=2))).mode == 'RGB'
+    u8 = (x*255).round().to(torch.uint8)
+    assert _png(u8[0]) == _png(u8[0].float()/255)                          # archive images (uint8) are shown as they are
+    lab = Labeller(u8, 'c', path=tmp_path/'c.csv', labeller='a')
+    lab.on_valid(); assert read_labels(tmp_path/'c.csv').label.tolist() == ['valid']

@@ -36,3 +36,13 @@ def test_processes_equal_inline_and_rerun_reopens(cfg):
 def test_unknown_backend_is_named(cfg):
     with pytest.raises(ValueError, match="Unknown backend 'spark'"):
         rq_runs(cfg, [('mnist', 1)], 1.0, runs=1, notebook='test_rq_inline', backend='spark', progress=False)
+
+
+def test_runs_on_another_dataset(cfg):
+    "A colour dataset (`$LATENTNB_DATASET=colour-mnist` in notebooks 41-44): both methods archive 3×32×32 inputs and the filter judges every one"
+    runs = rq_runs(cfg, [('colour-mnist', 1)], budget_s=60.0, runs=1, notebook='test_rq_inline', n_seeds=100, max_evals=120, progress=False)
+    assert set(runs) == {('colour-mnist', 1, m, 0) for m in ('DiffGAN', 'DRfuzz')}
+    for k, r in runs.items():
+        x = r.load(valid=False)['images']
+        assert len(x) == len(r.keep) == r.result.unique and r.judged.all(), k
+        assert len(x) > 0 and tuple(x.shape[1:]) == (3, 32, 32), (k, x.shape)   # seeds and the evaluation cap fix the runs: both find inputs

@@ -140,3 +140,65 @@ def test_bad_variant_functions(toy):
     with pytest.raises(ValueError, match='variant must be'): ga_search(space, clf, x, variant='gift')
     with pytest.raises(ValueError, match='variant must be'): hill_climb(space, lambda im, i: im.sum((1, 2, 3)), x, variant='gift')
     assert SINVAD_VARIANTS == ('sinvad', 'latentnb')
+
+
+# --- image shapes: the VAEs build for (C, H, W); MNIST's (1, 28, 28) builds exactly the modules the committed checkpoints hold
+from latentnb.vae import MLPVAE, ConvVAE, DeepConvVAE, KINDS, check_img_shape
+from latentnb.sinvad import latent_space, pixel_space
+
+MNIST_SHAPES = {   # state_dict shapes of the small default-shape VAEs, as before `img_shape`
+    'MLPVAE': {'enc.weight': (32, 784), 'dec.2.weight': (784, 32), 'mu.weight': (8, 32)},
+    'ConvVAE': {'conv.0.weight': (8, 1, 4, 4), 'conv.2.weight': (16, 8, 4, 4), 'mu.weight': (4, 784), 'fc.weight': (784, 4),
+                'deconv.2.weight': (16, 8, 4, 4), 'deconv.4.weight': (8, 1, 4, 4), 'deconv.4.bias': (1,)},
+    'DeepConvVAE': {'conv.0.weight': (8, 1, 4, 4), 'conv.6.weight': (16, 16, 3, 3), 'mu.weight': (16, 784), 'fc.weight': (784, 16),
+                    'deconv.2.weight': (16, 16, 3, 3), 'deconv.8.weight': (8, 1, 4, 4), 'deconv.8.bias': (1,)}}
+
+def small_vaes(img_shape=(1, 28, 28)):
+    return [MLPVAE(8, 32, img_shape=img_shape), ConvVAE(4, 8, img_shape=img_shape), DeepConvVAE(16, 8, 16, img_shape=img_shape)]
+
+
+def test_default_shape_builds_the_mnist_modules():
+    for v, w in zip(small_vaes(), [MLPVAE(8, 32), ConvVAE(4, 8), DeepConvVAE(16, 8, 16)]):
+        sd = {k: tuple(t.shape) for k, t in v.state_dict().items()}
+        assert sd == {k: tuple(t.shape) for k, t in w.state_dict().items()} and v.img_shape == (1, 28, 28)
+        assert all(sd[k] == s for k, s in MNIST_SHAPES[type(v).__name__].items())
+    torch.manual_seed(0); a = ConvVAE(4, 8)
+    torch.manual_seed(0); b = ConvVAE(4, 8, img_shape=(1, 28, 28))
+    x = torch.rand(3, 1, 28, 28)
+    assert torch.equal(a.eval()(x)[0], b.eval()(x)[0])                               # same seeded weights, same output
+
+
+@pytest.mark.parametrize('shape', [(3, 32, 32), (1, 28, 28), (3, 28, 28), (1, 8, 8), (3, 64, 64)])
+def test_vaes_build_for_the_shape(shape):
+    x = torch.rand(4, *shape)
+    for v in small_vaes(shape):
+        xh, mu, lv = v.eval()(x)
+        assert xh.shape == x.shape and mu.shape == (4, v.latent_dim) and 0 <= xh.min() and xh.max() <= 1
+        assert v.decode(torch.randn(2, v.latent_dim)).shape == (2, *shape)
+    assert ConvVAE(4, 8, img_shape=shape).deconv[1].unflattened_size == (16, shape[1]//4, shape[2]//4)
+
+
+@pytest.mark.parametrize('kind', list(KINDS))
+def test_bad_shapes_are_refused(kind):
+    for bad in ((1, 30, 30), (3, 32), (0, 28, 28), 'rgb'):
+        if kind == 'mlp' and bad == (1, 30, 30): continue                             # the MLP takes any size
+        with pytest.raises(ValueError, match=r'builds for images shaped \(C, H, W\).*got img_shape='): KINDS[kind](img_shape=bad)
+    with pytest.raises(ValueError, match=r'was built for images \(N, 3, 32, 32\), got \(2, 1, 28, 28\)'):
+        KINDS[kind](img_shape=(3, 32, 32)).reconstruct(torch.rand(2, 1, 28, 28))
+    assert MLPVAE(8, 32).encode(torch.rand(2, 784))[0].shape == (2, 8)                # flattened images still go through the MLP
+    assert check_img_shape(torch.Size([3, 32, 32]), 'x', 4) == (3, 32, 32)
+
+
+def test_ga_and_hill_climb_on_colour_images():
+    torch.manual_seed(0)
+    shape = (3, 32, 32)
+    clf = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
+    x = torch.rand(4, *shape)
+    for space in (latent_space(MLPVAE(8, 32, img_shape=shape)), latent_space(ConvVAE(4, 8, img_shape=shape)), pixel_space(shape)):
+        r = ga_search(space, clf, x, pop=8, gens=3, sigma_init=0.5)
+        assert r.x.shape == x.shape and r.v.shape == (4, space.d) and 0 <= r.x.min() and r.x.max() <= 1
+        assert (r.label[r.found] != r.seed_label[r.found]).all() and r.probs.shape == (4, 3)
+        obj = lambda im, i: predict_proba(clf, im)[torch.arange(len(im)), 0]
+        v, xi, h = hill_climb(space, obj, x, iters=5)
+        assert xi.shape == x.shape and (h[1:] <= h[:-1]).all()
+    assert pixel_space('colour-mnist').d == 3*32*32 and pixel_space().shape == (1, 28, 28)

@@ -96,3 +96,27 @@ def test_detection_grid_reopens_and_matches_the_direct_search(tmp_path):
         for k, v in dict(seed_idx=seed_idx, src=src, tgt=tgt).items(): assert torch.equal(t[k], v), (name, k)
         same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, gens))
         assert res[name] == dict(attempts=len(tgt), escaped=int(r.found.sum()), gens=gens)
+
+
+def test_rq3_models_follow_the_dataset():
+    "`zoo_model` builds the MNIST LeNet-5 weight for weight as before; other class counts and shapes come from the dataset"
+    from latentnb.sinvad import zoo_model, check_pairs
+    from latentnb.zoo import LeNet5
+    torch.manual_seed(3); a = zoo_model(LeNet5, (1, 28, 28), 10)
+    torch.manual_seed(3); b = LeNet5()
+    assert list(a.state_dict()) == list(b.state_dict()) and all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+    assert zoo_model(LeNet5, (1, 28, 28), 26)(torch.rand(2, 1, 28, 28)).shape == (2, 26)     # EMNIST letters
+    with pytest.raises(ValueError, match='got img_shape'): zoo_model(LeNet5, (3, 32))
+    cfg = load_config('ci', seed_all=False)
+    assert check_pairs([[0, 20]], K=26) == [(0, 20)]
+    assert mix_spec('emnist-letters', 0.1, cfg)['pairs'] == mix_spec('mnist', 0.1, cfg)['pairs']
+
+
+def test_load_vae_builds_for_a_colour_dataset():
+    from latentnb.vae import vae_spec, vae_name
+    cfg = load_config('ci', seed_all=False)
+    v = load_vae('colour-mnist', 'conv', cfg=cfg, progress=False)
+    assert v.img_shape == (3, 32, 32) and v.reconstruct(torch.rand(2, 3, 32, 32)).shape == (2, 3, 32, 32)
+    assert checkpoint_entry(vae_name('colour-mnist', 'conv', v.latent_dim), cfg=cfg)['spec']['img_shape'] == [3, 32, 32]
+    assert 'img_shape' not in vae_spec('mnist', 'conv', v.latent_dim, cfg) and 'img_shape' not in vae_spec('emnist-letters', 'mlp', 400, cfg)
+    assert pixel_space('colour-mnist').shape == (3, 32, 32)

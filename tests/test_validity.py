@@ -86,3 +86,25 @@ def test_errors(mnist):
         ssim_pairs(torch.rand(2, 1, 8, 8), torch.rand(2, 1, 8, 8))
     with pytest.raises(ValueError, match='disc_threshold is needed'):
         filter_valid(q, D=_D())
+
+
+def test_standins_follow_the_image_shape():
+    "Half-side fragments and quarter-side tiles: 14/7 px on 28×28 (as before), 16/8 px on 32×32, every channel alike"
+    from latentnb.validity import invalid_standins
+    x, _ = load_dataset('colour-mnist', 'test', n=8)
+    s, k = invalid_standins(x, seed=1)
+    assert s.shape == x.shape and set(k) == {'noise', 'blend', 'fragment', 'scrambled'}
+    i = list(k).index('scrambled')
+    for c in range(3): assert torch.equal(s[i, c].flatten().sort().values, x[i, c].flatten().sort().values)
+    i = list(k).index('fragment'); kept = (s[i] != 0).any(0)
+    rows, cols = kept.any(1).nonzero().flatten(), kept.any(0).nonzero().flatten()
+    assert rows.max() - rows.min() < 16 and cols.max() - cols.min() < 16
+    with pytest.raises(ValueError, match='multiples of 4'): invalid_standins(torch.rand(2, 3, 30, 30))
+
+
+def test_colour_most_similar_is_exact():
+    ref, _ = load_dataset('colour-mnist', 'test', n=200)
+    q, _ = load_dataset('colour-mnist', 'train', n=6)
+    chk = exactness_check(SSIMIndex(ref, device='cpu', progress=False), q, k=64, progress=False)
+    assert chk.equal.all()
+    np.testing.assert_allclose(chk.ssim_brute, ssim_reference(q, ref[torch.as_tensor(chk.idx_brute.to_numpy().copy())]), atol=1e-4)

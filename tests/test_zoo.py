@@ -63,3 +63,55 @@ def test_torchscript_same_outputs(cls, tmp_path):
     p = export_torchscript(m, tmp_path/'m.pt')
     sm = torch.jit.load(str(p))
     assert torch.allclose(sm(x), m(x), atol=1e-5)
+
+
+# --- image shapes: every architecture builds for (C, H, W) and n_classes; 1×28×28 is what the committed checkpoints hold ---
+from latentnb.zoo import (VGG16, SinvadCNN, ARCHS, ModelSpec, ARGUS_SUBJECTS, check_img_shape, shape_fields, zoo_spec,
+                          argus_subject)
+from latentnb.config import load_config
+
+ALL = GRAY + [SinvadCNN, resnet18_cifar, ResNet20, InceptionSmall, VGG16]
+
+@pytest.mark.parametrize('cls', ALL)
+@pytest.mark.parametrize('shape', [(1, 28, 28), (3, 32, 32)])
+def test_every_architecture_builds_for_the_shape(cls, shape):
+    m = cls(img_shape=shape, n_classes=26).eval()
+    assert m(torch.rand(2, *shape)).shape == (2, 26) and m.img_shape == shape
+
+def test_default_modules_are_unchanged():
+    "The dense layers' sizes at 1×28×28 (a changed size would break the committed checkpoints)"
+    assert ConvNet4()[11].in_features == 2*16*7*7 and ConvNet7()[18].in_features == 4*16*3*3
+    assert LeNet5()[7].in_features == 16*5*5 and AlexNetSmall()[15].in_features == 2*16*3*3
+    assert SinvadCNN()[12].in_features == 2*32*7*7 and ReferenceCNN().body[17].in_features == 2*16*7*7
+    assert ConvNet4()[0].in_channels == 1 and resnet18_cifar().conv1.in_channels == 3 and ResNet20().stem[0].in_channels == 3
+    assert ConvNet4(in_ch=3).img_shape == (3, 28, 28)                 # the older argument still sets the channels
+
+def test_bad_shapes_are_refused_by_name():
+    for bad in [(3, 30, 30), (1, 28, 32), (1, 8, 8), (28, 28)]:
+        with pytest.raises(ValueError, match='LeNet5: image shape'): LeNet5(img_shape=bad)
+    with pytest.raises(ValueError, match='a multiple of 4, at least 16'): check_img_shape((3, 30, 30))
+    assert check_img_shape((3, 64, 64)) == (3, 64, 64)
+
+def test_spec_builds_for_a_dataset():
+    s = ModelSpec('ConvNet4', seed=3)
+    assert s.build().img_shape == (1, 28, 28) and ModelSpec('ResNet20').build().img_shape == (3, 32, 32)
+    a, b = s.build((3, 32, 32), 10), s.build((3, 32, 32), 10)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))          # seeded
+    assert s.build(3).img_shape == (3, 28, 28)                                             # the older build(in_ch)
+    assert ARGUS_SUBJECTS['VGG16'].build((3, 32, 32), 10).eval()(torch.rand(1, 3, 32, 32)).shape == (1, 10)
+    with pytest.raises(ValueError, match='accepted: VGG16, ResNet18'): argus_subject('cifar10', 'AlexNet')
+
+def test_specs_record_the_shape_only_off_28():
+    ci = load_config('ci', seed_all=False)
+    assert shape_fields('mnist') == {} and shape_fields('fashion-mnist') == {}
+    assert shape_fields('colour-mnist') == {'img_shape': [3, 32, 32]} and shape_fields('emnist-letters') == {'n_classes': 26}
+    assert 'img_shape' not in zoo_spec(PAIRS[1].a, 'mnist', ci) and zoo_spec(PAIRS[1].a, 'svhn', ci)['img_shape'] == [3, 32, 32]
+
+def test_torchscript_traces_with_the_models_shape(tmp_path):
+    class Kw(torch.nn.Module):   # a **kw forward: not scriptable, so traced with zeros of img_shape
+        def __init__(self): super().__init__(); self.f, self.img_shape = torch.nn.Linear(3*32*32, 10), (3, 32, 32)
+        def forward(self, x, **kw): return self.f(x.flatten(1))
+    m, x = Kw().eval(), torch.rand(4, 3, 32, 32)
+    assert torch.allclose(torch.jit.load(str(export_torchscript(m, tmp_path/'k.pt')))(x), m(x), atol=1e-5)
+    c = LeNet5(img_shape=(3, 32, 32)).eval()
+    assert torch.allclose(torch.jit.load(str(export_torchscript(c, tmp_path/'c.pt')))(x), c(x), atol=1e-5)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """Train (or load) every Argus checkpoint of the active profile once, through `latentnb.argus`:
-the pre-trained VQ-VAE and VAE, the joint models per λ and variant, and the LeNets under test.
+the pre-trained VQ-VAE and VAE, the joint models per λ and variant, and the classifiers under test (`--part lenets`: MNIST's LeNets; on 3×32×32 datasets the zoo's VGG16 and ResNet18).
 
 Usage: `LATENTNB_PROFILE=quick LATENTNB_THREADS=1 python tools/train_argus.py [DATASET ...] [--part vq|ablations|lenets|sweep]`
-(default: mnist fashion-mnist, every part but `sweep`; the ablations only for `[argus_ablations] dataset`).  Notebooks 61/62
+(default: mnist fashion-mnist, every part but `sweep`; the ablations only for `[argus_ablations] dataset`).  Any dataset of a
+shape Argus builds for works (e.g. colour-mnist or cifar10, 3×32×32: the models build for `dataset_info(dataset).shape`).  Notebooks 61/62
 then only load these checkpoints.  Training runs on `cfg.device` (a GPU when one is available; `LATENTNB_DEVICE`
 overrides).  A checkpoint whose recorded spec differs from the current one (profiles.toml, `ARGUS_CODE`) is retrained.
 
@@ -26,8 +27,8 @@ from pathlib import Path
 import torch
 from latentnb.config import load_config
 from latentnb.data import load_dataset
-from latentnb.argus import (load_vqvae, load_argus, load_lenet, VQVAE, train_argus, recon_fidelity, argus_eval, argus_seeds,
-                            argus_classifiers, CKPT_TAG, _build, _lr_step, W_ADV_GRID as TUNE_W, W_ADV_LAM as TUNE_LAM)
+from latentnb.argus import (load_vqvae, load_argus, VQVAE, train_argus, recon_fidelity, argus_eval, argus_seeds,
+                            argus_classifiers, CKPT_TAG, _build, _img_shape, _lr_step, W_ADV_GRID as TUNE_W, W_ADV_LAM as TUNE_LAM)
 
 SWEEP = {   # name: (n_res, epoch of the first lr decay as a share of the epochs), every other setting from [argus]
     'plain, decay at 40 %': (0, 0.4), 'plain, decay at 80 %': (0, 0.8),
@@ -40,7 +41,7 @@ def sweep(ds, names, cfg):
     out = Path(__file__).resolve().parent.parent/'data'/'argus'/f'recon_sweep.{cfg.profile}.json'; out.parent.mkdir(exist_ok=True)
     for name in names:
         n_res, frac = SWEEP[name]
-        torch.manual_seed(0); m = VQVAE(B.n_codes, B.code_dim, B.beta, B.width, B.down, n_res)
+        torch.manual_seed(0); m = VQVAE(B.n_codes, B.code_dim, B.beta, B.width, B.down, n_res, _img_shape(ds))
         t0 = time.time()
         logs = train_argus(m, x[:n_fit], y[:n_fit], epochs=B.pre_epochs, adversarial=False, lr=B.lr, bs=B.bs, seed=cfg.seed,
                            lr_step=max(1, round(frac*B.pre_epochs)), lr_gamma=B.lr_gamma, progress=False)
@@ -63,7 +64,7 @@ def tune(ds, cfg, variants=('argus', '-VQ')):
         kind = 'vae' if variant == '-VQ' else 'vq'
         done = {(q['dataset'], q['variant'], q['w_adv']) for q in (json.loads(out.read_text()) if out.exists() else [])}
         if all((ds, variant, w) in done for w in TUNE_W): continue
-        t0 = time.time(); base = _build(kind, B)
+        t0 = time.time(); base = _build(kind, B, _img_shape(ds))
         train_argus(base, xf, yf, epochs=B.pre_epochs, adversarial=False, lr=B.lr, bs=B.bs, seed=cfg.seed,
                     lr_step=_lr_step(B.pre_epochs, B.pre_lr_step_frac), lr_gamma=B.lr_gamma, progress=False)
         pre_s = round(time.time() - t0, 1)
@@ -95,8 +96,8 @@ for ds in a.datasets:
     t0 = time.time()
     if 'sweep' in a.part: sweep(ds, a.configs, cfg)
     if 'tune' in a.part: tune(ds, cfg, [{t: v for v, t in CKPT_TAG.items()}[t] for t in a.variants])
-    if 'lenets' in a.part and ds == 'mnist':
-        for k in ('lenet4', 'lenet5'): load_lenet(ds, k, cfg=cfg); print(ds, k, f'{time.time()-t0:.0f} s', flush=True)
+    if 'lenets' in a.part and (ds == 'mnist' or _img_shape(ds) == (3, 32, 32)):   # the classifiers under test not of the zoo's pairs
+        for k in argus_classifiers(ds, cfg): print(ds, k, f'{time.time()-t0:.0f} s', flush=True)
     if 'vq' in a.part:
         load_vqvae(ds, cfg=cfg); print(ds, 'vqvae', f'{time.time()-t0:.0f} s', flush=True)
         for lam in lambdas: load_argus(ds, lam, 'argus', cfg=cfg); print(ds, 'argus', lam, f'{time.time()-t0:.0f} s', flush=True)

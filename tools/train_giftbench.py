@@ -2,10 +2,12 @@
 
     LATENTNB_PROFILE=quick LATENTNB_THREADS=1 nice -n 19 .venv/bin/python tools/train_giftbench.py mnist cgan
     LATENTNB_PROFILE=paper .venv/bin/python tools/train_giftbench.py            # every dataset and kind, on the GPU when there is one
+    LATENTNB_PROFILE=ci .venv/bin/python tools/train_giftbench.py colour-mnist --kinds cgan ddpm   # any dataset of a supported shape (3x32x32 here)
 
 Each checkpoint goes through `latentnb.giftbench.load_cgan` / `load_ddpm` (`load_or_train`: a checkpoint whose
 recorded spec matches is loaded, a missing or stale one is trained on `cfg.device` and saved with its manifest
-entry: spec, training seconds, device). Then it prints the checkpoint's label faithfulness and confidence
+entry: spec, training seconds, device); each model builds for the dataset's (C, H, W) and class count, and the spec records
+them when they are not 1x28x28 and 10. Then it prints the checkpoint's label faithfulness and confidence
 under the reference classifier (the quality gates of notebook 81)."""
 import argparse, time
 import torch
@@ -15,7 +17,7 @@ from latentnb.giftbench import load_generator, sample_quality, gift_classifier, 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('datasets', nargs='*', default=None, help=f"datasets (default: the profile's; accepted {', '.join(DATASETS)})")
+    ap.add_argument('datasets', nargs='*', default=None, help=f"datasets (default: the profile's; accepted: those of a shape the models build for, {', '.join(DATASETS)})")
     ap.add_argument('--kinds', nargs='*', default=['cgan', 'ddpm', 'clf'], choices=['cgan', 'ddpm', 'clf'], help='clf: the classifier under test of notebook 82')
     ap.add_argument('--n', type=int, default=500, help='samples for the faithfulness check')
     a = ap.parse_args()
