@@ -15,7 +15,7 @@ import json, os, shutil, subprocess, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOKE = ROOT/'_build'/'smoke'
+SMOKE = Path(os.environ.get('LATENTNB_SMOKE_DIR') or ROOT/'_build'/'smoke')   # a second scratch copy lets two smoke runs go at once
 TREE = SMOKE/'tree'
 DATA_CACHES = ('mnist', 'fashion-mnist', 'digits', 'cifar10', 'svhn', 'emnist-letters', 'MANIFEST.sha256')
 DEFAULT_STANDINS = 'cifar10=colour-mnist,svhn=colour-mnist,emnist-letters=mnist'
@@ -68,6 +68,7 @@ def main(argv):
         nbformat.write(nb, out/p.name)
         rows[p.name] = dict(name=p.name, profile=cfg.profile, scale=cfg.scale, seconds=round(dt, 1), ok=ok, error=err, commit=commit,
                             date=time.strftime('%Y-%m-%d %H:%M'), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'])
+        if log.exists(): rows = {r['name']: r for r in json.loads(log.read_text())} | {p.name: rows[p.name]}   # another smoke run may have written rows meanwhile
         log.write_text(json.dumps(sorted(rows.values(), key=lambda r: r['name']), indent=1) + '\n')
         print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s", flush=True)
     write_table()
