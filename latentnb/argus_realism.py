@@ -454,10 +454,10 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
 
 # %% ../nbs/63_argus_realism.ipynb #450283ac
 def study_folder(cfg=None) -> Path:
-    "The realism study's folder: `$LATENTNB_ARGUS_REALISM_DIR`, else `[argus_realism] study_dir` under `data/` (`<study_dir>-<dataset>` for another dataset than the profile's, e.g. `$LATENTNB_DATASET`'s), else a new temporary folder"
+    "The realism study's folder: `$LATENTNB_ARGUS_REALISM_DIR`, else `[argus_realism] study_dir` under `data/` (`<study_dir>-<dataset>` for another dataset than the profile's, e.g. `$LATENTNB_DATASET`'s), else (and in a scaled run) a new temporary folder"
     cfg = cfg or load_config(seed_all=False)
     env = os.environ.get('LATENTNB_ARGUS_REALISM_DIR')
     if env: return Path(env)
-    B = cfg.budget('argus_realism'); d = B.study_dir
+    B = cfg.budget('argus_realism'); d = '' if cfg.scaled else B.study_dir   # a scaled-down run (make smoke): a temporary study, as under ci
     if d and B.dataset != cfg.budgets['argus_realism']['dataset'][cfg.profile]: d = f'{d}-{B.dataset}'   # never the study of the profile's own dataset
     return cfg.data_dir/d if d else Path(tempfile.mkdtemp(prefix='argus-realism-'))
