@@ -89,7 +89,7 @@ def write_table():
         tot = sum(r['seconds'] for r in rows)
         lines += [f'## {log.stem}', '', f"{sum(r['ok'] for r in rows)} of {len(rows)} notebooks ok; {tot/60:.1f} min in all; "
                   f"device {rows[0]['device']}; stand-ins: {rows[0]['standins'] or 'none'}", '',
-                  '| notebook | profile | scale | seconds | ok | commit | date | error | estimate at full scale, this CPU (h) |',
+                  '| notebook | profile | scale | seconds | ok | commit | date | error or note | estimate at full scale, this CPU (h) |',
                   '|---|---|---|---|---|---|---|---|---|']
         lines += [f"| {r['name']} | {r['profile']} | {r['scale']:g} | {r['seconds']:.0f} | {'ok' if r['ok'] else 'FAILED'} | {r['commit']} | "
                   f"{r['date']} | {r['error'].replace('|', '/')} | {r['seconds']/r['scale']/3600:,.0f} |" for r in rows] + ['']
