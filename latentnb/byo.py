@@ -30,7 +30,7 @@ from .generators import LatentGenerator, as_generator
 from .fitness import ReclusterPolicy
 from .search import diffgan_search
 from .strategies import SearchResult, objective, run_search
-from .validity import SSIMIndex, as_unit_images, calibrate_disc_threshold, disc_scores, max_ssim_decided
+from .validity import DiffGANFilter, SSIMIndex, as_unit_images, calibrate_disc_threshold
 from .metrics import geometric_diversity, shannon_pooled, subset_mean
 from .report import image_grid
 
@@ -356,7 +356,7 @@ def _ssim_stage(ref, held, ssim_q, k_max, device) -> tuple:
         _SSIM_STAGES.clear(); _SSIM_STAGES[key] = (index, float(np.quantile(s.numpy(), ssim_q)))   # one kept: the reference sets are large
     return _SSIM_STAGES[key]
 
-class ByoFilter:
+class ByoFilter(DiffGANFilter):
     "DiffGAN's §3.6 filter from tensors: `D(x) ≥ τ_D` (when there is a D) and max SSIM to the reference images ≥ τ_S, each τ the q-quantile of its score on real held-out images"
     def __init__(self, D:nn.Module|None, # Discriminator (images -> logits, higher = more real); None: no discriminator stage
                  reference, # The generator's training images (N, C, H, W) in [0, 1]
@@ -370,22 +370,7 @@ class ByoFilter:
         self.index, self.tau_S = _ssim_stage(ref, held, self.ssim_q, self.k_max, device or 'cpu')
         self.n_heldout = len(held)
 
-    def table(self, images # Images (N, C, H, W): uint8 as the archive stores them, or float in [0, 1]
-             ) -> pd.DataFrame:
-        "Per image: `disc_score` and `disc_ok` (with a D), `ssim` (max over the reference images), `nearest`, `ssim_ok`, `escalated`, `keep`"
-        x = as_unit_images(images) if len(images) else torch.zeros(0, *self.index.shape)
-        df = pd.DataFrame(index=pd.RangeIndex(len(x), name='image'))
-        if self.D is not None: df['disc_score'] = disc_scores(self.D, x); df['disc_ok'] = df.disc_score >= self.tau_D
-        else: df['disc_ok'] = True
-        s, i, e = max_ssim_decided(self.index, x, self.tau_S, k=self.k, k_max=self.k_max)
-        df['ssim'], df['nearest'], df['escalated'] = s.double().numpy(), i.numpy(), e.numpy()
-        df['ssim_ok'] = df.ssim >= self.tau_S
-        df['keep'] = df.disc_ok & df.ssim_ok
-        return df
-
-    def keep(self, images) -> np.ndarray:
-        "Boolean mask (N,): the images the filter keeps as valid"
-        return self.table(images).keep.to_numpy(dtype=bool)
+    # `table` and `keep` are DiffGANFilter's (latentnb.validity): only the calibration differs
     def __repr__(self):
         d = f"τ_D = {self.tau_D:.3f}, " if self.D is not None else 'no discriminator, '
         return f"ByoFilter({d}τ_S = {self.tau_S:.3f}; {len(self.index)} reference images, {self.n_heldout} held out, k = {self.k}→{self.k_max})"

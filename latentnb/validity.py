@@ -394,10 +394,11 @@ class DiffGANFilter:
 
     def table(self, images, # Images (N, C, H, W) or (N, H, W): uint8 0..255 or float in [0,1]
               progress:bool=False) -> pd.DataFrame:
-        "Per image: `disc_score`, `disc_ok`, `ssim` (max over the reference set), `nearest`, `ssim_ok`, `escalated`, `keep`"
-        x = as_unit_images(images)
+        "Per image: `disc_score` and `disc_ok` (`disc_ok` alone, all true, when `D` is None: no discriminator stage), `ssim` (max over the reference set), `nearest`, `ssim_ok`, `escalated`, `keep`"
+        x = as_unit_images(images) if len(images) else torch.zeros(0, *self.index.shape)
         df = pd.DataFrame(index=pd.RangeIndex(len(x), name='image'))
-        df['disc_score'] = disc_scores(self.D, x, progress=progress); df['disc_ok'] = df.disc_score >= self.tau_D
+        if self.D is not None: df['disc_score'] = disc_scores(self.D, x, progress=progress); df['disc_ok'] = df.disc_score >= self.tau_D
+        else: df['disc_ok'] = True
         s, i, e = max_ssim_decided(self.index, x, self.tau_S, k=self.k, k_max=self.k_max)
         df['ssim'], df['nearest'], df['escalated'] = s.double().numpy(), i.numpy(), e.numpy()
         df['ssim_ok'] = df.ssim >= self.tau_S
