@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['DONE', 'RESULT', 'KEY', 'ATTEMPTS', 'BACKENDS', 'modules_version', 'code_version', 'Job', 'product_jobs', 'is_done',
-           'run_job', 'demo_job', 'GridResult', 'dask_client', 'run_grid', 'run_jobs']
+           'run_job', 'demo_job', 'GridResult', 'dask_client', 'run_grid', 'run_jobs', 'notebook_job']
 
 # %% ../nbs/09_grid.ipynb #fe5dc6d2
 import hashlib, importlib, inspect, itertools, json, multiprocessing as mp, os, pickle, shutil, sys, time, uuid
@@ -239,3 +239,24 @@ def run_jobs(jobs:list, # The `Job`s
     for j, d in zip(jobs, done):
         if d: note_reopened('run', str(j.out_dir))
     return gr
+
+# %% ../nbs/09_grid.ipynb #5e0b7c21
+def notebook_job(out_dir, # The job's folder: the executed notebook and `row.json` are written here
+                 path:str, # The notebook (.ipynb) to execute; it runs with its own folder as working directory
+                 env:dict|None=None, # Environment variables of its kernel, on top of this process's, e.g. {'LATENTNB_PROFILE': 'ci'}
+                 timeout:int|None=None # Seconds one cell may run (None: no limit)
+                ) -> dict:
+    "Execute the notebook at `path` in a fresh kernel: {'name', 'seconds', 'ok', 'error'}; a notebook that raised is a finished job with ok=False"
+    import nbformat
+    from nbclient import NotebookClient
+    p, d = Path(path), Path(out_dir)
+    if p.suffix != '.ipynb' or not p.is_file(): raise FileNotFoundError(f"notebook_job: no notebook {p}; accepted: the path of an existing .ipynb file")
+    nb, t0, err = nbformat.read(p, as_version=4), time.perf_counter(), ''
+    kernel_env = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
+    try: NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(p.parent)}}).execute(env=kernel_env)
+    except Exception as e:   # the notebook's own error (a cell raised, timed out, or the kernel died): the row says which
+        err = f"{e.ename}: {e.evalue}" if getattr(e, 'ename', None) else ((str(e).strip().splitlines() or [type(e).__name__])[-1])
+        err = ' '.join(err.split())[:300] or type(e).__name__
+    row = dict(name=p.name, seconds=round(time.perf_counter() - t0, 1), ok=not err, error=err)
+    nbformat.write(nb, d/p.name); _write(d/'row.json', json.dumps(row).encode())
+    return row

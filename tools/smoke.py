@@ -7,11 +7,16 @@ Datasets that need the internet are played by offline stand-ins of the same shap
 cifar10 and svhn by colour-mnist, emnist-letters by mnist), and the run says so in its table.
 
 It runs in a scratch copy of the working tree (`_build/smoke/tree/`), so no committed figure, checkpoint, study or result
-is touched; the scaled models it trains stay there and are reopened by the next smoke run. What it records: one row
-per notebook (seconds, ok, the error) in `figures/smoke/<profile>-x<scale>.json` and the table `figures/SMOKE.md`.
+is touched; the scaled models it trains stay there and are reopened by the next smoke run. Each notebook is one job of
+`latentnb.grid` (`notebook_job`, in `_build/smoke/jobs/<profile>-x<scale>/<notebook>/`): a rerun reopens every notebook
+that finished ok with the same library, profiles and notebook, and runs the failed and changed ones again; the backend is
+`LATENTNB_GRID_BACKEND` (default: inline, or local processes with `LATENTNB_SMOKE_WORKERS` > 1; 'dask' with
+`LATENTNB_DASK_ADDRESS` for a cluster whose workers share this folder). Notebooks that run at once share the scratch
+copy's checkpoints: run the model-training notebooks (10, 11, 12, 50, 60, 81) first. What it records: one row per notebook
+(seconds, ok, the error, the commit it ran at) in `figures/smoke/<profile>-x<scale>.json` and the table `figures/SMOKE.md`.
 Usage: `python tools/smoke.py [GLOB ...]` (default: every numbered notebook); `--fresh` deletes the scratch copy first.
 """
-import json, os, shutil, subprocess, sys, time
+import hashlib, json, os, pickle, shutil, subprocess, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +38,35 @@ def sync_tree():
         if src.is_dir(): shutil.copytree(src, dst, dirs_exist_ok=True)
         elif src.is_file(): shutil.copy2(src, dst)
 
+def tree_version(nb:Path) -> str:
+    "What a notebook's smoke row depends on: the library's source, the profiles and the notebook (a change to any recomputes it)"
+    h = hashlib.blake2b(digest_size=10)
+    for f in sorted((TREE/'latentnb').glob('*.py')) + [TREE/'latentnb'/'profiles.toml', nb]: h.update(f.name.encode()); h.update(f.read_bytes())
+    return h.hexdigest()
+
+def smoke_jobs(nbs:list, tag:str, env:dict) -> list:
+    "One `latentnb.grid` job per notebook, each in `_build/smoke/jobs/<tag>/<notebook>/`; a failed notebook's job is cleared to run again"
+    from latentnb.grid import Job, notebook_job, is_done, DONE, RESULT
+    jobs = [Job(notebook_job, dict(path=str(p), env=env), SMOKE/'jobs'/tag/p.stem, version=tree_version(p)) for p in nbs]
+    for j in jobs:
+        if is_done(j) and not pickle.loads((j.out_dir/RESULT).read_bytes())['ok']:
+            for f in (DONE, 'stamp.json'): (j.out_dir/f).unlink(missing_ok=True)
+    return jobs
+
+def collect(jobs:list, meta:dict, log:Path) -> dict:
+    "Write the rows of the finished jobs into the smoke log; a job computed now is stamped with this commit, a reopened one keeps its stamp"
+    from latentnb.grid import is_done, RESULT
+    rows = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else {}
+    for j in jobs:
+        if not is_done(j): continue
+        sp = j.out_dir/'stamp.json'
+        if not sp.exists(): sp.write_text(json.dumps(meta | dict(date=time.strftime('%Y-%m-%d %H:%M', time.localtime((j.out_dir/'done').stat().st_mtime)))))
+        r = pickle.loads((j.out_dir/RESULT).read_bytes())
+        rows[r['name']] = dict(name=r['name'], **{k: v for k, v in json.loads(sp.read_text()).items() if k != 'date'}, seconds=r['seconds'],
+                               ok=r['ok'], error=r['error'], date=json.loads(sp.read_text())['date'])
+    log.write_text(json.dumps(sorted(rows.values(), key=lambda r: r['name']), indent=1) + '\n')
+    return rows
+
 def main(argv):
     fresh = '--fresh' in argv; pats = [a for a in argv if not a.startswith('--')]
     os.environ.setdefault('LATENTNB_PROFILE', 'paper')
@@ -40,38 +74,28 @@ def main(argv):
     os.environ.setdefault('LATENTNB_STANDINS', DEFAULT_STANDINS)
     os.environ['LATENTNB_ROOT'] = str(TREE)
     os.environ.pop('MPLBACKEND', None)
-    if fresh and TREE.exists(): shutil.rmtree(TREE)
+    if fresh and SMOKE.exists(): shutil.rmtree(SMOKE)
     TREE.mkdir(parents=True, exist_ok=True); sync_tree()
     sys.path.insert(0, str(ROOT))
-    import nbformat
-    from nbclient import NotebookClient
     from latentnb.config import load_config
+    from latentnb.grid import run_jobs
     from latentnb.report import code_commit
     cfg = load_config(seed_all=False)
     pats = [Path(p).name for p in pats] or ['[0-9]*.ipynb']
     nbs = sorted({p for pat in pats for p in (TREE/'nbs').glob(pat)})
     if not nbs: sys.exit(f"tools/smoke.py: no notebook in nbs/ matches {', '.join(pats)}")
-    commit, tag = code_commit(ROOT), f'{cfg.profile}-x{cfg.scale:g}'
-    out = SMOKE/'executed'/tag; out.mkdir(parents=True, exist_ok=True)
+    tag = f'{cfg.profile}-x{cfg.scale:g}'
+    meta = dict(profile=cfg.profile, scale=cfg.scale, commit=code_commit(ROOT), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'])
+    env = {k: os.environ[k] for k in ('LATENTNB_PROFILE', 'LATENTNB_BUDGET_SCALE', 'LATENTNB_STANDINS', 'LATENTNB_ROOT', 'LATENTNB_DATASET') if k in os.environ}
     log = ROOT/'figures'/'smoke'/f'{tag}.json'; log.parent.mkdir(parents=True, exist_ok=True)
-    rows = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else {}
-    print(f"== smoke: {len(nbs)} notebooks, profile {cfg.profile!r} × {cfg.scale:g}, device {cfg.device}, commit {commit}, "
-          f"stand-ins {os.environ['LATENTNB_STANDINS'] or 'none'}; scratch copy {TREE}", flush=True)
-    for i, p in enumerate(nbs, 1):
-        print(f"[{i}/{len(nbs)}] {p.name} ...", flush=True)
-        nb, t0, ok, err = nbformat.read(p, as_version=4), time.time(), True, ''
-        try: NotebookClient(nb, timeout=None, kernel_name='python3', resources={'metadata': {'path': str(p.parent)}}).execute()
-        except Exception as e:
-            ok, err = False, (f"{e.ename}: {e.evalue}" if getattr(e, 'ename', None) else (str(e).strip().splitlines() or [type(e).__name__])[-1])
-            err = ' '.join(err.split())[:300]
-        dt = time.time() - t0
-        nbformat.write(nb, out/p.name)
-        rows[p.name] = dict(name=p.name, profile=cfg.profile, scale=cfg.scale, seconds=round(dt, 1), ok=ok, error=err, commit=commit,
-                            date=time.strftime('%Y-%m-%d %H:%M'), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'])
-        if log.exists(): rows = {r['name']: r for r in json.loads(log.read_text())} | {p.name: rows[p.name]}   # another smoke run may have written rows meanwhile
-        log.write_text(json.dumps(sorted(rows.values(), key=lambda r: r['name']), indent=1) + '\n')
-        print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s", flush=True)
-    write_table()
+    workers = int(os.environ.get('LATENTNB_SMOKE_WORKERS', '1'))
+    jobs = smoke_jobs(nbs, tag, env)
+    print(f"== smoke: {len(nbs)} notebooks as grid jobs under {SMOKE/'jobs'/tag}, profile {cfg.profile!r} × {cfg.scale:g}, device {cfg.device}, "
+          f"commit {meta['commit']}, stand-ins {meta['standins'] or 'none'}, {workers} worker(s); scratch copy {TREE}", flush=True)
+    try: gr = run_jobs(jobs, desc='smoke', default_backend='processes' if workers > 1 else 'inline', workers=workers, threads=0)
+    finally: rows = collect(jobs, meta, log); write_table()
+    print(gr)
+    for j, r in zip(jobs, gr.results): print(f"    {r['name']}: {'ok' if r['ok'] else 'FAILED: ' + r['error']} in {r['seconds']:.0f} s")
     failed = [n for n, r in rows.items() if not r['ok']]
     print(f"== smoke done: {len(rows) - len(failed)} ok, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
     return 1 if failed else 0
