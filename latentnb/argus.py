@@ -24,7 +24,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .config import load_config
-from .data import load_dataset, dataset_info
+from .data import load_dataset, dataset_info, check_img_shape
 from .checkpoints import load_or_train
 from .zoo import fit_classifier, LeNet5
 from .blackbox import predict
@@ -86,16 +86,9 @@ class VectorQuantizer(nn.Module):
         return zq, codebook_loss, commitment_loss, idx
 
 # %% ../nbs/60_argus.ipynb #bdc43b39
-_SHAPES = "(C, H, W) with C ≥ 1 channels and H, W multiples of 4 of at least 12, e.g. (1, 28, 28) or (3, 32, 32)"
-
-def _check_shape(img_shape, what:str='img_shape') -> tuple:
-    "`img_shape` as a tuple of three ints, or a ValueError naming it and the shapes Argus builds for"
-    try: s = tuple(int(v) for v in img_shape)
-    except (TypeError, ValueError): s = ()
-    if len(s) != 3 or s[0] < 1 or any(v % 4 or v < 12 for v in s[1:]):
-        shown = tuple(img_shape) if isinstance(img_shape, (tuple, list, torch.Size)) else repr(img_shape)
-        raise ValueError(f"{what} {shown}: Argus builds for images {_SHAPES}")
-    return s
+def _check_shape(img_shape, what:str='Argus') -> tuple:
+    "`img_shape` as a tuple of three ints under Argus's rule, H and W multiples of 4 of at least 12 (`latentnb.data.check_img_shape`)"
+    return check_img_shape(img_shape, what, multiple=4, min_side=12)
 
 def _check_images(x, img_shape=None):
     "Images (N, C, H, W): of the model's `img_shape`, or (None) of any shape Argus builds for; else a ValueError naming both shapes"
@@ -103,7 +96,7 @@ def _check_images(x, img_shape=None):
         if x.ndim != 4 or tuple(x.shape[1:]) != tuple(img_shape):
             raise ValueError(f"This Argus model takes images shaped (N, {', '.join(map(str, img_shape))}) in [0,1] (its img_shape); got {tuple(x.shape)}")
     elif x.ndim != 4: raise ValueError(f"Argus's models and baselines take images shaped (N, C, H, W) in [0,1]; got {tuple(x.shape)}")
-    else: _check_shape(x.shape[1:], f"images shaped {tuple(x.shape)}, i.e. (C, H, W) =")
+    else: _check_shape(x.shape[1:], f"Argus, images shaped {tuple(x.shape)}")
 
 
 # %% ../nbs/60_argus.ipynb #9377b00d
@@ -310,7 +303,7 @@ CKPT_TAG = {'argus': 'argus', '-2D': 'no2d', '-VQ': 'novq'}
 
 def _img_shape(dataset:str) -> tuple:
     "The (C, H, W) of `dataset` (`dataset_info`), checked: Argus trains on every dataset of a shape it builds for"
-    return _check_shape(dataset_info(dataset).shape, f"dataset {dataset!r} has images shaped")
+    return _check_shape(dataset_info(dataset).shape, f"Argus, dataset {dataset!r}")
 
 def _shape_spec(shape) -> dict:
     "`{'img_shape': [C, H, W]}` for a shape other than (1, 28, 28), else `{}`: the specs of the 28×28 grey checkpoints stay as committed"

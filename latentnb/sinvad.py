@@ -81,7 +81,7 @@ def zoo_model(cls, # A zoo architecture taking `in_ch` and `n_classes` (`LeNet5`
               n_classes:int=10, # Classes of the dataset
              ) -> nn.Module:
     "A fresh `cls` for images `img_shape` and `n_classes` classes: (C, 28, 28) as the zoo always built it; other sizes through its `img_shape` argument (when it has one), checked on a blank batch"
-    from latentnb.vae import check_img_shape
+    from latentnb.data import check_img_shape
     shape, prm = check_img_shape(img_shape, cls.__name__), inspect.signature(cls).parameters
     kw = {k: v for k, v in (('in_ch', shape[0]), ('n_classes', int(n_classes))) if k in prm}
     if shape[1:] == (28, 28): return cls(**kw)

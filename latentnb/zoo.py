@@ -25,7 +25,7 @@ import torchvision
 from tqdm.auto import tqdm
 
 from .config import load_config
-from .data import load_dataset, dataset_info
+from .data import load_dataset, dataset_info, check_img_shape as _check_shape
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import predict_proba, predict
 
@@ -38,15 +38,9 @@ def check_img_shape(img_shape, # (C, H, W) of one image
                     min_side:int=16, # Smallest side accepted
                     multiple:int=4, # The side must be a multiple of this
                    ) -> tuple:
-    "`img_shape` as `(C, H, W)` ints, checked: C ≥ 1, square (H = W), the side a multiple of `multiple` and at least `min_side`"
-    accepted = (f"accepted: (C, H, W) with C ≥ 1 and square sides H = W, a multiple of {multiple}, at least {min_side}, "
-                "e.g. (1, 28, 28) or (3, 32, 32)")
-    try: c, h, w = (int(v) for v in img_shape)
-    except (TypeError, ValueError): raise ValueError(f"{what}: image shape {img_shape!r} is not (C, H, W); {accepted}") from None
-    if in_ch is not None: c = int(in_ch)
-    if c < 1 or h != w or h < min_side or h % multiple:
-        raise ValueError(f"{what}: image shape {(c, h, w)} is not supported; {accepted}")
-    return c, h, w
+    "`img_shape` as `(C, H, W)` ints under the zoo's rule, square sides that are a multiple of `multiple`, at least `min_side` (`latentnb.data.check_img_shape`)"
+    if in_ch is not None and isinstance(img_shape, (tuple, list, torch.Size)) and len(img_shape) == 3: img_shape = (in_ch, *img_shape[1:])
+    return _check_shape(img_shape, what, multiple, min_side, square=True)
 
 # %% ../nbs/10_zoo.ipynb #b789445b
 def _convs(chans, # Channel counts, first = input channels

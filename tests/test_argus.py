@@ -229,7 +229,7 @@ def test_loaders_take_every_dataset_of_a_supported_shape(tmp_path, monkeypatch):
     load_vqvae('mnist', cfg=cfg)
     assert 'img_shape' not in checkpoint_entry('mnist-argus-vqvae', cfg=cfg)['spec']       # 1×28×28: the spec as before
     assert load_lenet('colour-mnist', 'lenet4', cfg=cfg)(x).shape == (4, 10)
-    with pytest.raises(ValueError, match=r"dataset 'digits' has images shaped \(1, 8, 8\)"): load_vqvae('digits', cfg=cfg)
+    with pytest.raises(ValueError, match=r"dataset 'digits': image shape \(1, 8, 8\) is not supported"): load_vqvae('digits', cfg=cfg)
     import latentnb.zoo as zoo                           # 3×32×32: the zoo's VGG16 and ResNet18 (built untrained here)
     monkeypatch.setattr(zoo, 'argus_subject', lambda ds, arch, cfg=None: zoo.ARGUS_SUBJECTS[arch].build((3, 32, 32), 10).eval())
     clfs = argus_classifiers('colour-mnist', cfg)

@@ -182,7 +182,7 @@ def test_colour_training_runs_and_lowers_the_diffusion_loss():
 @pytest.mark.parametrize('bad', [(3, 30, 30), (1, 28, 32), (2, 28), (0, 28, 28), (1, 4, 4)])
 def test_bad_shapes_are_refused_clearly(bad):
     for f in (check_img_shape, lambda s: CGAN(img_shape=s), lambda s: build_unet(img_shape=s), lambda s: GiftDeepConv(img_shape=s)):
-        with pytest.raises(ValueError, match=r'is not supported.*H = W a multiple of 4'): f(bad)
+        with pytest.raises(ValueError, match=r'is not supported.*square sides H = W, H and W multiples of 4'): f(bad)
 
 def test_datasets_of_a_supported_shape_are_accepted_and_specs_stay_for_mnist():
     from latentnb.config import load_config

@@ -89,7 +89,7 @@ def test_default_modules_are_unchanged():
 def test_bad_shapes_are_refused_by_name():
     for bad in [(3, 30, 30), (1, 28, 32), (1, 8, 8), (28, 28)]:
         with pytest.raises(ValueError, match='LeNet5: image shape'): LeNet5(img_shape=bad)
-    with pytest.raises(ValueError, match='a multiple of 4, at least 16'): check_img_shape((3, 30, 30))
+    with pytest.raises(ValueError, match='H and W multiples of 4, at least 16'): check_img_shape((3, 30, 30))
     assert check_img_shape((3, 64, 64)) == (3, 64, 64)
 
 def test_spec_builds_for_a_dataset():
