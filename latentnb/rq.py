@@ -92,9 +92,9 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     prev = pickle.loads(hp.read_bytes()) if hp.exists() else None
     res.history = pd.concat([h for h in (prev, res.history) if h is not None and len(h)], ignore_index=True) if (
         prev is not None and len(prev)) else res.history
-    if (res.history is None or not len(res.history)) and getattr(res, 'n_gen', 0):   # killed after the archive's last commit, before
-        res.history = pd.DataFrame([dict(gen=res.n_gen, seconds=res.seconds, evals=res.n_evals, triggering=res.n_trig_evals,   # its history
-                                         unique=len(res.archive), near_unique=res.archive.n_near_unique)])   # was saved: the archive's state
+    if res.history is None or not len(res.history):   # killed after the archive's last commit before its history was saved, or a budget
+        res.history = pd.DataFrame([dict(gen=res.n_gen, seconds=res.seconds, evals=res.n_evals, triggering=res.n_trig_evals,   # spent before
+                                         unique=len(res.archive), near_unique=res.archive.n_near_unique)])   # a first generation: the archive's state
     _save_pickle(hp, res.history)
     _save_pickle(kp, key)  # a fresh archive replaced the folder
     finished = not res.interrupted and (res.seconds >= budget_s or (max_evals and res.n_evals >= max_evals))

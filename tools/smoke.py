@@ -87,6 +87,7 @@ def main(argv):
     tag = f'{cfg.profile}-x{cfg.scale:g}'
     meta = dict(profile=cfg.profile, scale=cfg.scale, commit=code_commit(ROOT), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'])
     env = {k: os.environ[k] for k in ('LATENTNB_PROFILE', 'LATENTNB_BUDGET_SCALE', 'LATENTNB_STANDINS', 'LATENTNB_ROOT', 'LATENTNB_DATASET') if k in os.environ}
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(TREE), os.environ.get('PYTHONPATH')]))   # the kernels import the scratch copy's library, not the live tree's
     log = ROOT/'figures'/'smoke'/f'{tag}.json'; log.parent.mkdir(parents=True, exist_ok=True)
     workers = int(os.environ.get('LATENTNB_SMOKE_WORKERS', '1'))
     jobs = smoke_jobs(nbs, tag, env)
