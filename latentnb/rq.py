@@ -32,6 +32,13 @@ RESULT_FILE, HISTORY_FILE, KEY_FILE = 'rq_result.pkl', 'rq_history.pkl', 'rq_key
 def _save_pickle(p:Path, obj):
     tmp = p.with_suffix(f'.tmp{os.getpid()}'); tmp.write_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)); tmp.replace(p)
 
+def _with_history(res):
+    "`res` with a one-row history, its archive's state, when it has none: killed after the archive's last commit but before its history was saved, or a budget spent before a first generation"
+    if res.history is None or not len(res.history):
+        res.history = pd.DataFrame([dict(gen=res.n_gen, seconds=res.seconds, evals=res.n_evals, triggering=res.n_trig_evals,
+                                         unique=len(res.archive), near_unique=res.archive.n_near_unique)])
+    return res
+
 def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
     "The finished run in `out_dir` whose key (method, budget, cap, seed, weights, code) is `key`, else None; `reuse_stale`: also one made by other code"
     p = out_dir/RESULT_FILE
@@ -49,7 +56,7 @@ def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
     cls = FuzzResult if saved['cls'] == 'FuzzResult' else SearchResult
     res = cls(archive=Archive(out_dir), **saved['fields'])
     res.rq_key = saved['key']
-    return res
+    return _with_history(res)
 
 def code_version(method:str) -> str:
     "A hash of the source of the modules a method's runs depend on (a finished run of other code is not reopened)"
@@ -92,10 +99,7 @@ def run_method(method:str, # 'DiffGAN' or 'DRfuzz'
     prev = pickle.loads(hp.read_bytes()) if hp.exists() else None
     res.history = pd.concat([h for h in (prev, res.history) if h is not None and len(h)], ignore_index=True) if (
         prev is not None and len(prev)) else res.history
-    if res.history is None or not len(res.history):   # killed after the archive's last commit before its history was saved, or a budget
-        res.history = pd.DataFrame([dict(gen=res.n_gen, seconds=res.seconds, evals=res.n_evals, triggering=res.n_trig_evals,   # spent before
-                                         unique=len(res.archive), near_unique=res.archive.n_near_unique)])   # a first generation: the archive's state
-    _save_pickle(hp, res.history)
+    _save_pickle(hp, _with_history(res).history)
     _save_pickle(kp, key)  # a fresh archive replaced the folder
     finished = not res.interrupted and (res.seconds >= budget_s or (max_evals and res.n_evals >= max_evals))
     if finished:

@@ -105,8 +105,9 @@ def write_table():
     "figures/SMOKE.md: one table per smoke log in figures/smoke/"
     lines = ['# Smoke runs of the `paper` profile, scaled down', '',
              'Written by `tools/smoke.py` (`make smoke`): every notebook with the `paper` profile\'s models and methods, every',
-             'budget × the scale (never below `ci`\'s), run end to end on this machine in a scratch copy. Stand-ins play the',
-             'datasets that need the internet. Seconds are wall time of the notebook; each row names the commit it ran at.',
+             'budget × the scale (never below `ci`\'s), run end to end on this machine in a scratch copy, each notebook one job of',
+             '`latentnb.grid` (a rerun reopens the notebooks that finished ok with the same library, profiles and notebook). Stand-ins',
+             'play the datasets that need the internet. Seconds are wall time of the notebook; each row names the commit it ran at.',
              'The last column divides the seconds by the scale: a rough upper bound of the notebook\'s time at full `paper`',
              'budgets on this CPU (an estimate, not a measurement: budgets held at `ci`\'s floor and fixed costs do not scale).', '']
     for log in sorted((ROOT/'figures'/'smoke').glob('*.json')):
