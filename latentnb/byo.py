@@ -332,7 +332,7 @@ def byo_search(gen, # A `TrainedGenerator`, or any generator `latentnb.generator
     evals = int(B.budget_evals if budget_evals is None else budget_evals) or None
     secs = float(B.budget_s if budget_s is None else budget_s)
     run = dict(code=BYO_CODE, method=method, evals=evals, seconds=secs, seed=seed, pop=int(B.pop_size), answers=answers_key(g, (a, b), data))
-    share = None if evals else 0.05   # under an evaluation cap re-cluster by archive growth alone: the same run on a busy or an idle CPU
+    share = None if evals else ReclusterPolicy.max_share   # under an evaluation cap re-cluster by archive growth alone: the same run on a busy or an idle CPU
     if method == 'DiffGAN': run |= dict(reducer=B.reducer, umap_epochs=int(B.umap_epochs), max_points=int(B.max_points), n_seed_images=int(B.n_seed_images), max_share=share)
     key = hashlib.blake2b(json.dumps(run, sort_keys=True).encode(), digest_size=6).hexdigest()
     out_dir = Path(out_dir) if out_dir is not None else cfg.root/'_build'/'byo'/cfg.profile/f"{tg.name if tg else safe_name(g.name)}-{method}-{key}"

@@ -61,9 +61,9 @@ def collect(jobs:list, meta:dict, log:Path) -> dict:
         if not is_done(j): continue
         sp = j.out_dir/'stamp.json'
         if not sp.exists(): sp.write_text(json.dumps(meta | dict(date=time.strftime('%Y-%m-%d %H:%M', time.localtime((j.out_dir/'done').stat().st_mtime)))))
-        r = pickle.loads((j.out_dir/RESULT).read_bytes())
-        rows[r['name']] = dict(name=r['name'], **{k: v for k, v in json.loads(sp.read_text()).items() if k != 'date'}, seconds=r['seconds'],
-                               ok=r['ok'], error=r['error'], date=json.loads(sp.read_text())['date'])
+        r, stamp = pickle.loads((j.out_dir/RESULT).read_bytes()), json.loads(sp.read_text())
+        rows[r['name']] = dict(name=r['name'], **{k: v for k, v in stamp.items() if k != 'date'}, seconds=r['seconds'],
+                               ok=r['ok'], error=r['error'], date=stamp['date'])
     log.write_text(json.dumps(sorted(rows.values(), key=lambda r: r['name']), indent=1) + '\n')
     return rows
 
