@@ -742,7 +742,8 @@ def _subject_cfg(cfg, # The run's config
     if not any(raw.values()): return cfg
     zoo = {k: dict(v) for k, v in cfg.budgets['zoo'].items()}
     if raw['subject_n_train']: zoo['n_train'][cfg.profile] = raw['subject_n_train']
-    if raw['subject_epochs']: zoo['epoch_scale'][cfg.profile] = raw['subject_epochs']/ARGUS_SUBJECTS[arch].epochs
+    if raw['subject_epochs']:
+        for k in ('epoch_scale', 'epoch_scale_colour'): zoo[k][cfg.profile] = raw['subject_epochs']/ARGUS_SUBJECTS[arch].epochs
     return dataclasses.replace(cfg, budgets={**cfg.budgets, 'zoo': zoo})
 
 def argus_classifiers(dataset:str='mnist', # 'mnist', 'fashion-mnist' or any dataset of a shape Argus builds for
@@ -832,6 +833,7 @@ def load_eval(out_dir # A finished `eval_job`'s folder
                 kept=torch.load(d/'kept.pt', weights_only=True) if (d/'kept.pt').exists() else None,
                 recon=torch.load(d/'recon.pt', weights_only=True))
 
+# %% ../nbs/60_argus.ipynb #0631a55c
 def white_box_job(out_dir, # The job's folder (`row.json`)
                   profile:str, seed:int, # Run profile and seed (`cfg.seed`: the pool, the seeds and the baseline's draws)
                   model:str, # A classifier of `argus_classifiers(dataset)`; DeepXplore's other models are the others
@@ -933,6 +935,7 @@ def white_box_jobs(profile:str, root, # Run profile; folder of the grid (the job
                                             n_partners=n_partners, dataset=dataset), Path(root)/'white_box'/f'{dataset}-{name}-{m}', version=v)
             for name in argus_classifiers(dataset, cfg) for m in methods]
 
+# %% ../nbs/60_argus.ipynb #938ffb30
 def retrain_jobs(profile:str, root, # Run profile; folder of the grid (the jobs go to `root/retrain/`)
                  datasets=('mnist',), reps:int=3, # One job per (dataset, repetition, classifier), in that order
                  per_class:int=100, lambdas=(0.2,), epochs:int=10, n_train:int=0, seed:int=0,

@@ -190,6 +190,7 @@ def save_realism_study(study:RealismStudy, folder) -> Path:
     _atomic_write(folder/'study.json', json.dumps(meta, indent=1).encode())
     return folder
 
+# %% ../nbs/63_argus_realism.ipynb #550d1d13
 def load_realism_study(folder) -> RealismStudy:
     "The study saved in `folder`, checked against its digest"
     folder = Path(folder)

@@ -76,7 +76,7 @@ def read_profiles(path=None # The TOML table of budgets (default: `latentnb/prof
 SCALED_KEY = re.compile(r'^n_|_n_|_n$|epochs|epoch_scale|_s$|evals|seeds$|reps$|repeats$|^runs$|partners|trials|^gens$|generations|'
                         r'steps$|per_class|^subset$|max_points|^max_(evals|sample|filter)$|^oracle_n$|^sim_raters$|^search_max$|^ssim_max$|^hc_iters$')
 NOT_SCALED = {'n_codes', 'n_res', 'n_raters', 'interp_steps'}   # architecture or method, though named like budgets
-NO_FLOOR = re.compile(r'epoch_scale')   # multipliers of each model's own epochs: `ci`'s floor (sized for MNIST's small nets) would train CIFAR-10's ResNets for tens of epochs
+NO_FLOOR = re.compile(r'epoch_scale_colour')   # the zoo's epoch multiplier for 3-channel data: `ci`'s floor (sized for MNIST's small nets) would train CIFAR-10's ResNets for tens of epochs
 CI_RECIPE = ('lr', 'bs')   # a training cut down to `ci`'s epochs takes `ci`'s learning rate and batch size, chosen to learn in that short a run
 
 def is_scaled(key:str # A key of profiles.toml

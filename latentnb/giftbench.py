@@ -258,10 +258,10 @@ def gift_classifier(dataset:str, # One of `DATASETS` (the model builds for its s
     def build(): torch.manual_seed(s.seed); return GiftDeepConv(n_classes=k, img_shape=shape)
     def train(m):
         x, y = _zoo._train_set(dataset, B); m.to(cfg.device)
-        h = _zoo.fit_classifier(m, x, y, _zoo._epochs(s, B), s.lr, _zoo._bs(s, B), s.opt, s.augment, progress=progress and cfg.profile != 'ci',
+        h = _zoo.fit_classifier(m, x, y, _zoo._epochs(s, B, dataset), s.lr, _zoo._bs(s, B), s.opt, s.augment, progress=progress and cfg.profile != 'ci',
                                 seed=s.seed, weight_decay=s.weight_decay, schedule=s.schedule)
         m.cpu(); xt, yt = load_dataset(dataset, 'test')
-        return dict(test_accuracy=_zoo.accuracy(m, xt, yt), final_loss=h['loss'][-1], n_train=len(x), epochs=_zoo._epochs(s, B))
+        return dict(test_accuracy=_zoo.accuracy(m, xt, yt), final_loss=h['loss'][-1], n_train=len(x), epochs=_zoo._epochs(s, B, dataset))
     return load_or_train(f'{dataset}-gift-deepconv', build, train, 'tools/train_giftbench.py (notebook 81)', dict(asdict(s), dataset=dataset, **_shape_spec(dataset)),
                          cfg, spec={**_zoo.zoo_spec(s, dataset, cfg), **_shape_spec(dataset)}).cpu().eval()
 

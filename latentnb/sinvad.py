@@ -190,6 +190,7 @@ def _ga_result(space, clf, best_v, best_f, label, hist) -> SinvadResult:
     pb = predict_proba(clf, x_best)
     return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
 
+# %% ../nbs/51_sinvad.ipynb #310267c8
 def _ga_sinvad(space, clf, x_seed, target, pop, gens, parents, sigma, p_reset, sigma_init, min_step, seed, progress):
     "The paper's / authors' GA (operators and sources: notebook 08); a seed stops when its σ < `min_step`"
     g = torch.Generator().manual_seed(seed)
@@ -403,6 +404,7 @@ def mix_name(dataset:str, alpha:float, model_seed:int=0) -> str:
     "Checkpoint name of an RQ3 classifier: `<dataset>-sinvad-mix<α>`, with `-seed<k>` for the further training seeds"
     return f'{dataset}-sinvad-mix{alpha:g}' + (f'-seed{model_seed}' if model_seed else '')
 
+# %% ../nbs/51_sinvad.ipynb #a7346897
 def detection_classifiers(dataset:str='mnist', cfg=None, progress:bool=True,
                           model_seed:int=0, # Which of the `model_seeds` training seeds (0: the models of Fig. 14 and of the seeds)
                          ) -> tuple:
@@ -476,6 +478,7 @@ def boundary_job(out_dir, # The job's folder
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))
     return out
 
+# %% ../nbs/51_sinvad.ipynb #2211039f
 def boundary_jobs(profile:str, root, # Run profile; folder of the jobs (one per dataset)
                   seed:int=0) -> list:
     "One `boundary_job` per dataset of `[sinvad_boundary]`; each key holds the code, the budget and the dataset's classifier and VAE weights"
@@ -526,6 +529,7 @@ def escape_search(space:Space, # `latent_space(vae)`
     "RQ3's targeted GA as the authors' RQ3 notebook sets it: `B.population` candidates around μ(x) with noise σ `B.sigma_init`, `B.parents` parents, fitness Eq. 4; an attempt escapes when `found`"
     return ga_search(space, model, x_seed, target=tgt, pop=B.population, gens=gens or B.gens, elite=B.parents, sigma_init=B.sigma_init, seed=seed)
 
+# %% ../nbs/51_sinvad.ipynb #628e6185
 def detection_job(out_dir, # The job's folder
                   alpha:float, # Mixed-label proportion of the model under test
                   profile:str, # Run profile (its `[sinvad_detection]` budget)

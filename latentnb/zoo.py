@@ -91,6 +91,7 @@ class LeNet5(nn.Sequential):
                          nn.Linear(84, n_classes))
         self.img_shape = (c, h, h)
 
+# %% ../nbs/10_zoo.ipynb #1f465190
 class AlexNetSmall(nn.Sequential):
     "Pair 4: AlexNet's layout (a 5×5 conv, four 3×3 convs, three dense layers with dropout) scaled to 28×28"
     def __init__(self, width:int=16, # Channels of the first convolution
@@ -192,6 +193,7 @@ class _Inception(nn.Module):
         self.out_ch = c1 + c3 + c5 + cp
     def forward(self, x): return torch.cat([self.b1(x), self.b3(x), self.b5(x), self.bp(x)], 1)
 
+# %% ../nbs/10_zoo.ipynb #05eea2cd
 class InceptionSmall(nn.Module):
     "A small GoogLeNet-style network for 32×32: a conv stem and four Inception modules in two stages"
     def __init__(self, n_classes:int=10, # Classes (logits)
@@ -350,6 +352,7 @@ class PairSpec:
     a: ModelSpec
     b: ModelSpec
 
+# %% ../nbs/10_zoo.ipynb #45bb40b1
 PAIRS = {
     1: PairSpec('architecture', ModelSpec('ConvNet4', epochs=6, bs=64, schedule='onecycle'), ModelSpec('ConvNet7', epochs=6, bs=64, schedule='onecycle')),
     2: PairSpec('training data', ModelSpec('ConvNet4', epochs=6, bs=64, augment='weak', seed=1),
@@ -384,7 +387,9 @@ ZOO_CODE = 1  # version of the architectures and the training loop, kept in ever
 def _n_train(dataset, B): return int(B.get('n_train_fashion' if dataset == 'fashion-mnist' else 'n_train', 0) or 0)
 def _train_set(dataset, B): return load_dataset(dataset, 'train', n=_n_train(dataset, B) or None)
 
-def _epochs(spec, B): return max(1, round(spec.epochs*B.epoch_scale))
+def _epochs(spec, B, dataset):
+    "`spec`'s epochs × the profile's `epoch_scale` (`epoch_scale_colour` for 3-channel data, which a scaled run does not floor at `ci`'s), at least 1"
+    return max(1, round(spec.epochs*(B.epoch_scale_colour if dataset_info(dataset).shape[0] == 3 else B.epoch_scale)))
 def _bs(spec, B): return min(spec.bs, B.max_bs) if B.max_bs else spec.bs
 
 def shape_fields(dataset:str # A dataset of `latentnb.data`
@@ -397,7 +402,7 @@ def zoo_spec(spec:ModelSpec, # The model's spec
              dataset:str, cfg=None) -> dict:
     "Everything a zoo checkpoint's weights depend on under the active profile: code version, data (and its image shape where not 1×28×28), the `ModelSpec`, the epochs and batch size it trains with"
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('zoo')
-    return dict(code=ZOO_CODE, dataset=dataset, n_train=_n_train(dataset, B), model=asdict(spec), epochs=_epochs(spec, B), bs=_bs(spec, B),
+    return dict(code=ZOO_CODE, dataset=dataset, n_train=_n_train(dataset, B), model=asdict(spec), epochs=_epochs(spec, B, dataset), bs=_bs(spec, B),
                 **shape_fields(dataset))
 
 def _legacy_zoo_spec(entry:dict, dataset:str, cfg) -> dict|None:
@@ -419,17 +424,18 @@ def load_zoo_model(spec:ModelSpec, # How the model is built and trained
     def train(model):
         x, y = _train_set(dataset, B)
         model.to(cfg.device)
-        h = fit_classifier(model, x, y, _epochs(spec, B), spec.lr, _bs(spec, B), spec.opt, spec.augment,
+        h = fit_classifier(model, x, y, _epochs(spec, B, dataset), spec.lr, _bs(spec, B), spec.opt, spec.augment,
                            progress=cfg.profile != 'ci', seed=spec.seed, weight_decay=spec.weight_decay, schedule=spec.schedule)
         xt, yt = load_dataset(dataset, 'test')
         model.cpu()
-        return dict(test_accuracy=accuracy(model, xt, yt), final_loss=h['loss'][-1], n_train=len(x), epochs=_epochs(spec, B))
+        return dict(test_accuracy=accuracy(model, xt, yt), final_loss=h['loss'][-1], n_train=len(x), epochs=_epochs(spec, B, dataset))
     meta = dict(asdict(spec), dataset=dataset, in_ch=info.shape[0], img_shape=list(info.shape), n_classes=info.n_classes)
     return load_or_train(name, lambda: spec.build(info.shape, info.n_classes), train, producer='nbs/10_zoo.ipynb (latentnb.zoo)', meta=meta, cfg=cfg,
                          spec=zoo_spec(spec, dataset, cfg), legacy_spec=lambda e: _legacy_zoo_spec(e, dataset, cfg))
 
 _load_or_train = load_zoo_model   # the older private name
 
+# %% ../nbs/10_zoo.ipynb #c49dab21
 def load_pair(dataset:str, # 'mnist', 'fashion-mnist', 'colour-mnist', … (CIFAR-10's own pairs where reachable)
               pair:int, # 1 architecture, 2 training data, 3 optimizer, 4 hyperparameters
               cfg=None):
