@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['ARTEFACT_KINDS', 'image_grid', 'save_fig', 'note_reopened', 'code_commit', 'run_stamp', 'record', 'read_results',
-           'write_summary']
+           'write_summary', 'machine_benchmark']
 
 # %% ../nbs/02_report.ipynb #9ab9e1bc
 import json, os, subprocess, time
@@ -144,7 +144,7 @@ def _provenance(run, res):
     if n_ck: comp += f', {n_ck} trained model(s) or calibration(s) loaded'
     return run.get('commit') or res.get('_commit', '?'), run.get('date') or res.get('_date', '?'), comp
 
-def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures (paths), section, and commit, date when known
+def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures (paths), section, and commit, date, machine_s when known
                   cfg=None, out=None) -> Path:
     "Write `<figures>/RESULTS.md`: per notebook its status, wall time, commit, date, computed or reopened, results and figures"
     cfg = cfg or load_config(seed_all=False)
@@ -158,8 +158,12 @@ def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures
     if len(commits) > 1:
         lines += [f"**These rows combine runs of {len(commits)} commits** (" + ', '.join(f'`{c}`: {n} notebook(s)' for c, n in commits.items())
                   + "): each row's numbers come from the commit in its row.", '']
-    lines += ['| notebook | status | wall time (s) | commit | run at | results |', '|---|---|---|---|---|---|']
-    lines += [f"| {r['name']} | {'ok' if r['ok'] else 'FAILED'} | {r['seconds']:.0f} | `{prov[r['name']][0]}` | {prov[r['name']][1]} | {prov[r['name']][2]} |" for r in runs]
+    bench = sorted({round(r['machine_s'], 2) for r in runs if r.get('machine_s')})
+    if bench: lines += [f"The machine column is `machine_benchmark`'s seconds before the run that made the row ({', '.join(f'{b:g}' for b in bench)} s here): "
+                        "rows with different values ran on machines of different speed, and their wall times do not add up to one machine's.", '']
+    mach = lambda r: f"{r['machine_s']:.2f}" if r.get('machine_s') else '–'
+    lines += ['| notebook | status | wall time (s) | machine (s) | commit | run at | results |', '|---|---|---|---|---|---|---|']
+    lines += [f"| {r['name']} | {'ok' if r['ok'] else 'FAILED'} | {r['seconds']:.0f} | {mach(r)} | `{prov[r['name']][0]}` | {prov[r['name']][1]} | {prov[r['name']][2]} |" for r in runs]
     for r in runs:
         lines += ['', f"## {r['name']}", '']
         for k, v in res[r['name']].items():
@@ -168,3 +172,22 @@ def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures
             lines += ['', f"![{Path(f).stem}]({os.path.relpath(f, out.parent)})"]
     out.write_text('\n'.join(lines) + '\n')
     return out
+
+# %% ../nbs/02_report.ipynb #09047e83
+def machine_benchmark(reps:int=3, # Repetitions; the median is returned
+                      steps:int=20 # Training steps per repetition
+                     ) -> float:
+    "Seconds of one fixed CPU workload (`steps` Adam steps of a small CNN on 128 seeded 1×28×28 images), the median of `reps` runs"
+    if reps < 1 or steps < 1: raise ValueError(f"machine_benchmark needs reps ≥ 1 and steps ≥ 1 (got reps={reps}, steps={steps})")
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(128, 1, 28, 28, generator=g), torch.randint(0, 10, (128,), generator=g)
+    def once():
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                                  torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                                  torch.nn.Flatten(), torch.nn.Linear(32*7*7, 10))
+        opt = torch.optim.Adam(net.parameters(), 1e-3); t0 = time.perf_counter()
+        for _ in range(steps):
+            opt.zero_grad(); torch.nn.functional.cross_entropy(net(x), y).backward(); opt.step()
+        return time.perf_counter() - t0
+    return float(np.median([once() for _ in range(reps)]))

@@ -17,7 +17,7 @@ os.environ.pop('MPLBACKEND', None)  # kernels use the inline backend, so execute
 import nbformat
 from nbclient import NotebookClient
 from latentnb.config import load_config
-from latentnb.report import write_summary, code_commit
+from latentnb.report import write_summary, code_commit, machine_benchmark
 
 cfg = load_config(seed_all=False)
 pats = [Path(a).name if a.startswith('nbs/') else a for a in sys.argv[1:]] or ['[0-9]*.ipynb']   # names or globs in nbs/ ('nbs/' prefix allowed)
@@ -31,6 +31,8 @@ print(f"== reproducing {len(nbs)} notebooks with profile {cfg.profile!r} on {cfg
 ck = [p for p in sorted(cfg.ckpt_dir.glob(f'*.{cfg.profile}.pt')) if p.with_suffix('.json').exists()] if cfg.ckpt_dir.exists() else []   # with a manifest: not TorchScript copies
 print(f"   checkpoints: {len(ck)} trained {cfg.profile!r} model(s) in {cfg.ckpt_dir} are loaded, not retrained "
       f"(a missing or stale one is trained when its notebook runs; `make retrain` trains every one from scratch)", flush=True)
+machine_s = machine_benchmark()   # this machine's speed, kept in every row: rows from machines of different speed do not add up
+print(f"   machine: the fixed benchmark workload (latentnb.report.machine_benchmark) took {machine_s:.2f} s", flush=True)
 runs, t_all = [], time.time()
 for i, nb_path in enumerate(nbs, 1):
     print(f"[{i}/{len(nbs)}] {nb_path.name} ...", flush=True)
@@ -44,7 +46,8 @@ for i, nb_path in enumerate(nbs, 1):
     dt = time.time() - t0
     nbformat.write(nb, out_dir/nb_path.name)
     figs = sorted(p for p in cfg.fig_dir.glob('*.png') if before.get(p) != p.stat().st_mtime) if cfg.fig_dir.exists() else []
-    runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem, commit=commit, date=date, profile=cfg.profile))
+    runs.append(dict(name=nb_path.name, seconds=dt, ok=ok, figures=figs, section=nb_path.stem, commit=commit, date=date, profile=cfg.profile,
+                machine_s=machine_s))
     print(f"    {'ok' if ok else 'FAILED: ' + err} in {dt:.0f} s, {len(figs)} figure(s)", flush=True)
 # Merge with earlier runs of the same profile, so re-running a few notebooks keeps the others in the summary.
 # The log sits beside the figures (committed for `quick`), figure paths relative to it, so a fresh clone keeps the rows.

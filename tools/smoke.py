@@ -79,13 +79,14 @@ def main(argv):
     sys.path.insert(0, str(ROOT))
     from latentnb.config import load_config
     from latentnb.grid import run_jobs
-    from latentnb.report import code_commit
+    from latentnb.report import code_commit, machine_benchmark
     cfg = load_config(seed_all=False)
     pats = [Path(p).name for p in pats] or ['[0-9]*.ipynb']
     nbs = sorted({p for pat in pats for p in (TREE/'nbs').glob(pat)})
     if not nbs: sys.exit(f"tools/smoke.py: no notebook in nbs/ matches {', '.join(pats)}")
     tag = f'{cfg.profile}-x{cfg.scale:g}'
-    meta = dict(profile=cfg.profile, scale=cfg.scale, commit=code_commit(ROOT), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'])
+    meta = dict(profile=cfg.profile, scale=cfg.scale, commit=code_commit(ROOT), device=str(cfg.device), standins=os.environ['LATENTNB_STANDINS'],
+                machine_s=round(machine_benchmark(), 3))   # this machine's speed (latentnb.report.machine_benchmark): rows from machines of different speed do not add up
     env = {k: os.environ[k] for k in ('LATENTNB_PROFILE', 'LATENTNB_BUDGET_SCALE', 'LATENTNB_STANDINS', 'LATENTNB_ROOT', 'LATENTNB_DATASET') if k in os.environ}
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(TREE), os.environ.get('PYTHONPATH')]))   # the kernels import the scratch copy's library, not the live tree's
     log = ROOT/'figures'/'smoke'/f'{tag}.json'; log.parent.mkdir(parents=True, exist_ok=True)
@@ -105,19 +106,21 @@ def write_table():
     "figures/SMOKE.md: one table per smoke log in figures/smoke/"
     lines = ['# Smoke runs of the `paper` profile, scaled down', '',
              'Written by `tools/smoke.py` (`make smoke`): every notebook with the `paper` profile\'s models and methods, every',
-             'budget × the scale (never below `ci`\'s), run end to end on this machine in a scratch copy, each notebook one job of',
+             'budget × the scale (never below `ci`\'s, but the colour zoo models\' epochs), run end to end on this machine in a scratch copy, each notebook one job of',
              '`latentnb.grid` (a rerun reopens the notebooks that finished ok with the same library, profiles and notebook). Stand-ins',
              'play the datasets that need the internet. Seconds are wall time of the notebook; each row names the commit it ran at.',
              'The last column divides the seconds by the scale: a rough upper bound of the notebook\'s time at full `paper`',
-             'budgets on this CPU (an estimate, not a measurement: budgets held at `ci`\'s floor and fixed costs do not scale).', '']
+             'budgets on this CPU (an estimate, not a measurement: budgets held at `ci`\'s floor and fixed costs do not scale).',
+             'The machine column is `latentnb.report.machine_benchmark`\'s seconds at the start of the run that made the row (– before it was',
+             'recorded): rows with different values ran on machines of different speed.', '']
     for log in sorted((ROOT/'figures'/'smoke').glob('*.json')):
         rows = json.loads(log.read_text())
         tot = sum(r['seconds'] for r in rows)
         lines += [f'## {log.stem}', '', f"{sum(r['ok'] for r in rows)} of {len(rows)} notebooks ok; {tot/60:.1f} min in all; "
                   f"device {rows[0]['device']}; stand-ins: {rows[0]['standins'] or 'none'}", '',
-                  '| notebook | profile | scale | seconds | ok | commit | date | error or note | estimate at full scale, this CPU (h) |',
-                  '|---|---|---|---|---|---|---|---|---|']
-        lines += [f"| {r['name']} | {r['profile']} | {r['scale']:g} | {r['seconds']:.0f} | {'ok' if r['ok'] else 'FAILED'} | {r['commit']} | "
+                  '| notebook | profile | scale | seconds | machine (s) | ok | commit | date | error or note | estimate at full scale, this CPU (h) |',
+                  '|---|---|---|---|---|---|---|---|---|---|']
+        lines += [f"| {r['name']} | {r['profile']} | {r['scale']:g} | {r['seconds']:.0f} | {r.get('machine_s') or '–'} | {'ok' if r['ok'] else 'FAILED'} | {r['commit']} | "
                   f"{r['date']} | {r['error'].replace('|', '/')} | {r['seconds']/r['scale']/3600:,.0f} |" for r in rows] + ['']
     (ROOT/'figures'/'SMOKE.md').write_text('\n'.join(lines))
 
