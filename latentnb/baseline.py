@@ -262,6 +262,24 @@ def _iteration(S:FuzzState, rng, chain, rule_ix, A, Bm, D, archive, fidelity, ba
     for r, k in new_by_rule.items(): chain.new[r] += k
     return 'done', n_new, time.perf_counter() - t1
 
+# %% ../nbs/40_baseline.ipynb #4a8d2a8c
+def _start(st:dict|None, seeds_u8, rng, chain, D, fidelity:str, disc_threshold, calib_n:int, disc_q:float, device) -> tuple:
+    "The fuzzer's tables and the seconds already spent: restored from a committed state `st`, else fresh (τ_D calibrated on the budget)"
+    if st: return _load_state(st, seeds_u8, rng, chain), st['elapsed']
+    t_setup = time.perf_counter()  # calibrating τ_D is part of the budget
+    tau = (_global_tau(D, seeds_u8, rng, calib_n, disc_q, device) if fidelity == 'global' and disc_threshold is None and D is not None
+           else disc_threshold)
+    return _new_state(seeds_u8, tau), time.perf_counter() - t_setup
+
+def _result(S:FuzzState, archive, chain, hist:list, interrupted:bool, elapsed:float, elapsed0:float, t_mut:float, fidelity:str, label:str):
+    "The `FuzzResult` of a session that started `elapsed0` seconds into the run"
+    c = S.cnt
+    return FuzzResult(archive, c['n_evals'], c['n_gen'], elapsed, c['n_trig'], history=pd.DataFrame(hist), interrupted=interrupted,
+                      label=label, eval_seconds=t_mut, session_seconds=elapsed - elapsed0,
+                      n_mutants=c['n_mut'], n_rejected=c['n_rej'], n_initial=c['n_init'],
+                      disc_threshold=float(S.tau) if (fidelity == 'global' and S.tau is not None) else float('nan'),
+                      rules=chain.table(), fidelity=fidelity, pool=len(S.imgs), mutate_seconds=t_mut)
+
 # %% ../nbs/40_baseline.ipynb #5abea326
 def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fidelity check (None: no check)
                   model_a, model_b, # The two models under test: anything `as_blackbox` accepts
@@ -298,12 +316,7 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
     archive = Archive(out_dir, resume=resume); st = archive.state
     _check_resumable(st, out_dir, len(seeds_u8))
     rng = np.random.default_rng(seed); chain = RuleChain(rules, p, rng)
-    if st: S = _load_state(st, seeds_u8, rng, chain); elapsed0 = st['elapsed']
-    else:
-        t_setup = time.perf_counter()  # calibrating τ_D is part of the budget
-        tau = (_global_tau(D, seeds_u8, rng, calib_n, disc_q, device) if fidelity == 'global' and disc_threshold is None and D is not None
-               else disc_threshold)
-        S = _new_state(seeds_u8, tau); elapsed0 = time.perf_counter() - t_setup
+    S, elapsed0 = _start(st, seeds_u8, rng, chain, D, fidelity, disc_threshold, calib_n, disc_q, device)
     hist, interrupted, t_mut = [], False, 0.0
     t0 = time.perf_counter() - elapsed0
     elapsed = last_commit = elapsed0; commit_cost = 0.0
@@ -331,9 +344,4 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
         archive = Archive(out_dir); st = archive.state
         if st: S.cnt, elapsed = dict(st['cnt']), st['elapsed']; chain.load(st['chain']); S.imgs = S.imgs[:S.n_seeds + len(st['added'])]
     finally: bar.close()
-    c = S.cnt
-    return FuzzResult(archive, c['n_evals'], c['n_gen'], elapsed, c['n_trig'], history=pd.DataFrame(hist), interrupted=interrupted,
-                      label=label, eval_seconds=t_mut, session_seconds=elapsed - elapsed0,
-                      n_mutants=c['n_mut'], n_rejected=c['n_rej'], n_initial=c['n_init'],
-                      disc_threshold=float(S.tau) if (fidelity == 'global' and S.tau is not None) else float('nan'),
-                      rules=chain.table(), fidelity=fidelity, pool=len(S.imgs), mutate_seconds=t_mut)
+    return _result(S, archive, chain, hist, interrupted, elapsed, elapsed0, t_mut, fidelity, label)

@@ -51,11 +51,13 @@ def save_fig(fig, # A matplotlib figure
              name:str, # File name without extension, e.g. 'gan_samples'
              cfg=None # Run config (default: `load_config()` without reseeding)
             ) -> Path:
-    "Save `fig` as `<figures>/<name>.png` and return the path"
+    "Save `fig` as `<figures>/<name>.png` and return the path (also appended to the file `$LATENTNB_FIG_LOG` names, if set)"
     cfg = cfg or load_config(seed_all=False)
     cfg.fig_dir.mkdir(parents=True, exist_ok=True)
     p = cfg.fig_dir/f'{name}.png'
     fig.savefig(p, dpi=110, bbox_inches='tight')
+    if log := os.environ.get('LATENTNB_FIG_LOG'):   # tools/reproduce.py: which notebook wrote which figure, when two run at once
+        with open(log, 'a') as f: f.write(f'{p}\n')
     return p
 
 # %% ../nbs/02_report.ipynb #c6dd0690
@@ -155,6 +157,9 @@ def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures
     lines = [f"# latentnb results (profile `{cfg.profile}`)", '',
              f"Written {time.strftime('%Y-%m-%d %H:%M')} from the run log of {len(runs)} notebooks on {os.cpu_count()} CPU(s), device `{cfg.device}`; "
              f"their wall times add up to {sum(r['seconds'] for r in runs)/60:.1f} min.", '']
+    for rid, g in pd.DataFrame([r for r in runs if r.get('run_wall_s')], columns=['run_id', 'run_wall_s', 'jobs', 'name']).groupby('run_id', sort=False):
+        lines += [f"The run `{rid}` ran {len(g)} of these notebooks, {int(g.jobs.max())} at a time: {g.run_wall_s.max()/60:.1f} min from its start to its end "
+                  "(a notebook's wall time is then measured beside another notebook).", '']
     if len(commits) > 1:
         lines += [f"**These rows combine runs of {len(commits)} commits** (" + ', '.join(f'`{c}`: {n} notebook(s)' for c, n in commits.items())
                   + "): each row's numbers come from the commit in its row.", '']
