@@ -109,7 +109,8 @@ def main():
         p, date = running.pop(n); done.add(n)
         rp, fp = tmp/f'{n}.row', tmp/f'{n}.figs'
         r = json.loads(rp.read_text()) if rp.exists() else dict(ok=False, error=f'the runner exited with status {p.returncode}', seconds=0.0)
-        figs = sorted({Path(f) for f in fp.read_text().split()}) if fp.exists() else []
+        figs = sorted({Path(f) for f in fp.read_text().split()} if fp.exists() else set())
+        figs = [f for f in figs if f.parent == cfg.fig_dir and f.exists()]   # not the figures a notebook's own tests save in temporary folders
         row = dict(name=n, seconds=r['seconds'], ok=r['ok'], figures=figs, section=Path(n).stem, commit=commit, date=date,
                    profile=cfg.profile, machine_s=machine_s, run_id=run_id, jobs=jobs)
         runs.append(row); save_log(log, prev, runs, cfg)
