@@ -8,8 +8,9 @@ and `figures/RESULTS.md` summarises wall times, recorded results and figures (ru
 $LATENTNB_REPRO_JOBS, notebooks at a time: default 2 on 2+ cores, each kernel then on one torch thread).
 
 Order: the notebooks of one section (the first digit of the name: 4x = DiffGAN's RQs, 6x = Argus, ...) run one after
-another in name order, as later ones reopen what earlier ones made (41's RQ runs, 63's study folder); sections 2-9 start
-after section 1 (the zoo, the GAN and the judges); `AFTER` names the other cross-section needs. `EXCLUSIVE` notebooks
+another in name order, as later ones reopen what earlier ones made (41's RQ runs, 63's study folder); sections do not wait
+for each other, as they share only the committed checkpoints, which they load (a stale one is retrained by whichever
+notebook meets it, and written atomically); `AFTER` names the cross-section needs there are. `EXCLUSIVE` notebooks
 (wall-clock budgets) run alone with every core. Among the notebooks that may start, the one heading the longest chain
 (by the last logged wall times) goes first. A failing notebook is reported and the run goes on; the exit status says
 whether all passed. Each finished notebook is logged at once, so Ctrl-C keeps the rows of what finished.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXCLUSIVE = {'41_rq1_counts.ipynb'}   # RQ1's runs have wall-clock budgets on 2 worker processes: nothing may run beside them
-AFTER = {'90_cross_product.ipynb': ['50_vae.ipynb', '60_argus.ipynb', '81_giftbench_training.ipynb']}   # the generators it loads
+AFTER = {'90_cross_product.ipynb': ['11_gan.ipynb', '50_vae.ipynb', '60_argus.ipynb', '81_giftbench_training.ipynb']}   # the generators it loads
 
 def run_one(nb_path:Path, row_path:Path, out_dir:Path):
     "Child mode: execute one notebook in a fresh kernel, write the executed copy and {'ok', 'error', 'seconds'}"
@@ -41,9 +42,7 @@ def dependencies(names:list) -> dict:
     deps = {}
     for i, n in enumerate(names):
         same = [m for m in names[:i] if sec(m) == sec(n)]
-        d = set(same[-1:])                                               # the previous one of its section
-        if sec(n) >= '2': d |= {m for m in names if sec(m) == '1'}       # the zoo, the GAN and the judges first
-        d |= {m for m in AFTER.get(n, []) if m in names}
+        d = set(same[-1:]) | {m for m in AFTER.get(n, []) if m in names}   # the previous one of its section, and AFTER's
         deps[n] = d
     return deps
 
