@@ -37,7 +37,7 @@ from .config import pick_device
 from .fitness import ReclusterPolicy, divergence, diversity, representatives, warm_up
 from .generators import LatentGenerator, as_generator
 from .mutation import RULES, mutate_batch
-from .report import note_reopened
+from .report import note_reopened, note_made
 
 # %% ../nbs/08_strategies.ipynb #c98e4f6a
 @dataclass(eq=False)
@@ -358,7 +358,7 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
         strat = strat.resume(st['strategy']); n_evals, n_gen, n_trig, elapsed0 = st['n_evals'], st['n_gen'], st['n_trig'], st['elapsed']
         note_reopened('search' if elapsed0 >= budget_s or (max_evals and n_evals >= max_evals) else 'search (resumed)', str(out_dir))
     else:
-        n_evals = n_gen = n_trig = 0; elapsed0 = 0.0
+        n_evals = n_gen = n_trig = 0; elapsed0 = 0.0; note_made(str(out_dir))
     t0 = t_session - elapsed0
     if not st: strat.setup(space, objective, seed)  # inside the budget
     state = lambda: dict(strategy=strat, key=key, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig, elapsed=time.perf_counter() - t0)
