@@ -164,8 +164,8 @@ def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures
              f"Written {time.strftime('%Y-%m-%d %H:%M')} from the run log of {len(runs)} notebooks on {os.cpu_count()} CPU(s), device `{cfg.device}`; "
              f"their wall times add up to {sum(r['seconds'] for r in runs)/60:.1f} min.", '']
     for rid, g in pd.DataFrame([r for r in runs if r.get('run_wall_s')], columns=['run_id', 'run_wall_s', 'jobs', 'name']).groupby('run_id', sort=False):
-        lines += [f"The run `{rid}` ran {len(g)} of these notebooks, {int(g.jobs.max())} at a time: {g.run_wall_s.max()/60:.1f} min from its start to its end "
-                  "(a notebook's wall time is then measured beside another notebook).", '']
+        lines += [f"The run `{rid}` ran {len(g)} of these notebooks, {int(g.jobs.max())} at a time: {g.run_wall_s.max()/60:.1f} min from its start to its end"
+                  + (" (a notebook's wall time is then measured beside another notebook)." if g.jobs.max() > 1 else '.'), '']
     if len(commits) > 1:
         lines += [f"**These rows combine runs of {len(commits)} commits** (" + ', '.join(f'`{c}`: {n} notebook(s)' for c, n in commits.items())
                   + "): each row's numbers come from the commit in its row.", '']
