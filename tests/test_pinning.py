@@ -73,8 +73,9 @@ def archive_fp(res) -> dict:
     return fingerprint(**a, counts=np.array([res.n_evals, res.n_gen, res.n_trig_evals, len(res.archive),
                                             res.archive.n_near_unique]))
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope='module', autouse=True)
 def one_thread():
+    "One torch thread for the models' fitting and the runs: a reduction over more threads may round differently"
     n = torch.get_num_threads(); torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
