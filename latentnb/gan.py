@@ -21,10 +21,12 @@ from tqdm.auto import tqdm
 
 from .config import load_config
 from .data import load_dataset, augment_dataset, dataset_info
-from .checkpoints import load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff, stale_message, record_spec, weights_hash
+from .checkpoints import (load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff,
+                                  stale_message, record_spec, weights_hash)
 from .zoo import reference_classifier
 from .blackbox import predict_proba
 from .report import note_reopened
+from .generators import register_loader
 
 # %% ../nbs/11_gan.ipynb #56d10376
 GAN_ARCH = 2  # version of the layouts below, kept in checkpoint manifests (1: two-conv D with a linear head)
@@ -202,7 +204,8 @@ def _history_path(dataset, cfg): return ckpt_paths(f'{dataset}-gan-history', cfg
 def gan_spec(dataset:str, # A dataset whose image shape `gan_layout` accepts ('mnist', 'fashion-mnist', 'colour-mnist', ...)
              params:dict|None=None, # Training hyperparameters overriding DCGAN's + the profile's epochs
              cfg=None) -> dict:
-    "Everything the GAN's weights depend on under the active profile: layout version, widths, image shape (named when not (1, 28, 28)), data, seed and training hyperparameters"
+    """Everything the GAN's weights depend on under the active profile: layout version, widths, image shape (named when not
+    (1, 28, 28)), data, seed and training hyperparameters"""
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan')
     p = dict(GAN_DEFAULTS, epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
     p['bs'], p['epochs'] = int(p['bs']), int(p['epochs'])
@@ -210,16 +213,18 @@ def gan_spec(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
             | _shape_entry(dataset_info(dataset).shape))
 
 def _legacy_gan_spec(entry:dict, cfg) -> dict:
-    "The spec of a GAN manifest written before specs were recorded, from what it recorded (layout, widths, hyperparameters, seed, training-set size)"
+    """The spec of a GAN manifest written before specs were recorded, from what it recorded (layout, widths, hyperparameters,
+    seed, training-set size)"""
     m, B = entry['meta'], cfg.budget('gan')
     n_now = 6*len(load_dataset(m['dataset'], 'test', n=int(B.n_real) or None)[1])   # test images + 5 augmentations each
     return dict(arch=m.get('arch', 1), dataset=m['dataset'], ngf=m['ngf'], ndf=m['ndf'], nz=m['nz'],
-                n_real=int(B.n_real) if entry['metrics'].get('n_train') == n_now else f"unknown ({entry['metrics'].get('n_train')} training images)",
+                n_real=(int(B.n_real) if entry['metrics'].get('n_train') == n_now
+                        else f"unknown ({entry['metrics'].get('n_train')} training images)"),
                 seed=entry.get('seed'), params=m['params'])
 
 # %% ../nbs/11_gan.ipynb #7a50ce3e
 def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('mnist', 'fashion-mnist', 'colour-mnist', 'cifar10', ...)
-             params:dict|None=None, # Training hyperparameters (lr_g, lr_d, beta1, bs, epochs) when it must train; default DCGAN's lr/β1/batch size + the profile's epochs
+             params:dict|None=None, # lr_g, lr_d, beta1, bs, epochs if it must train (default: DCGAN's lr/β1/bs + the profile's epochs)
              cfg=None, retrain:bool=False):
     "`(G, D)` in eval mode for `dataset`: loaded from checkpoints, else trained on the test split + 5 augmentations and saved"
     cfg = cfg or load_config(seed_all=False)
@@ -233,7 +238,8 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
     entries = [checkpoint_entry(n, cfg=cfg) for n in names]
     if not retrain and all(entries):
         rec = [e.get('spec') or _legacy_gan_spec(e, cfg) for e in entries]
-        tuned = params is None and entries[0]['meta'].get('tuned', False)   # a tuned GAN (paper: the study's params) serves callers that pass none
+        # a tuned GAN (paper: the study's params) serves callers that pass none
+        tuned = params is None and entries[0]['meta'].get('tuned', False)
         diff = spec_diff(rec[0], spec | (dict(params=rec[0]['params']) if tuned else {})) or spec_diff(rec[1], rec[0])
         if not diff:
             for n, e in zip(names, entries):
@@ -241,7 +247,8 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
             load_checkpoint(names[0], G, cfg=cfg); load_checkpoint(names[1], D, cfg=cfg)
             return G.eval(), D.eval()
         print(f"{stale_message(f'{dataset}-gan', diff)}: training anew")
-    torch.manual_seed(cfg.seed); init_dcgan(G); init_dcgan(D)
+    torch.manual_seed(cfg.seed)
+    init_dcgan(G); init_dcgan(D)
     x, _ = gan_training_set(dataset, B.n_real, cfg.seed)
     G.to(cfg.device); D.to(cfg.device)
     t0 = time.time()
@@ -263,6 +270,9 @@ def gan_history(dataset:str, cfg=None) -> pd.DataFrame:
     cfg = cfg or load_config(seed_all=False)
     p = _history_path(dataset, cfg)
     return pd.DataFrame(json.loads(p.read_text())) if p.exists() else pd.DataFrame(columns=['d_loss', 'g_loss', 'd_real', 'd_fake'])
+
+# %% ../nbs/11_gan.ipynb #4c1f5afa
+register_loader('GAN', load_gan, pick=lambda r: r[0])   # `available_generators`' 'GAN': the G of `load_gan(dataset)`
 
 # %% ../nbs/11_gan.ipynb #13df1669
 class FeatureExtractor(nn.Module):
@@ -359,30 +369,39 @@ def study_table(study) -> pd.DataFrame:
     df = study.trials_dataframe(attrs=('number', 'params', 'value', 'user_attrs', 'state'))
     return df.rename(columns=lambda c: c.replace('params_', '').replace('user_attrs_', '')).rename(columns={'value': 'fid'})
 
+# the code a study's result depends on (objective, search space, training, FID)
 STUDY_CODE = ('tune_gan', 'train_gan', 'ema_update', 'fid_kid', 'FeatureExtractor', 'Generator', 'Discriminator',
-              'init_dcgan', 'sample_z', 'generate', 'gan_training_set', 'gan_layout')  # the code a study's result depends on (objective, search space, training, FID)
+              'init_dcgan', 'sample_z', 'generate', 'gan_training_set', 'gan_layout')
 
-STUDY_CODE_SAME = {'c74dd38e45edb0b0': '80b2fa40af535265'}  # code hash -> the earlier hash whose studies it reproduces bit for bit: image shapes (`img_shape`, `gan_layout`) left every (1, 28, 28) module, training and study as they were (checked before and after: the committed quick GANs' outputs, a training and a ci study bitwise equal; tests/test_gan.py keeps the checkpoints' outputs and this key), so the studies made before stay valid
+# code hash -> the earlier hash whose studies it reproduces bit for bit: image shapes (`img_shape`, `gan_layout`) left every
+# (1, 28, 28) module, training and study as they were (checked before and after: the committed quick GANs' outputs, a training
+# and a ci study bitwise equal; tests/test_gan.py keeps the checkpoints' outputs and this key), so the studies made before stay valid
+STUDY_CODE_SAME = {'c74dd38e45edb0b0': '80b2fa40af535265'}
 
 STUDY_BUDGETS = ('n_trials', 'n_real', 'max_epochs', 'n_fid')  # the arguments of `tune_gan` that change its result (not `progress`)
 
 def study_key(dataset:str, # Dataset the study tunes on
               cfg=None, **kw # `tune_gan`'s budgets: n_trials, n_real, max_epochs, n_fid
              ) -> dict:
-    "Everything a study's result depends on: layout, widths, the source of its objective/training/search space, budgets, data, seed, FID features"
+    """Everything a study's result depends on: layout, widths, the source of its objective/training/search space, budgets, data,
+    seed, FID features"""
     import inspect, importlib, hashlib
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan'); mod = importlib.import_module('latentnb.gan')
+    cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan')
+    mod = importlib.import_module('latentnb.gan')
     code = hashlib.blake2b('\n'.join(inspect.getsource(getattr(mod, n)) for n in STUDY_CODE).encode(), digest_size=8).hexdigest()
     code = STUDY_CODE_SAME.get(code, code)
-    budgets = {k: v for k, v in (dict(n_real=0, max_epochs=3, n_fid=500) | kw).items() if k in STUDY_BUDGETS}   # tune_gan's defaults + the caller's
-    return dict(arch=GAN_ARCH, dataset=dataset, ngf=int(B.ngf), ndf=int(B.ndf), seed=int(cfg.seed), code=code,
-                budgets={k: int(v) for k, v in sorted(budgets.items())}, features=weights_hash(reference_classifier(dataset, cfg))) | _shape_entry(dataset_info(dataset).shape)
+    budgets = {k: v for k, v in (dict(n_real=0, max_epochs=3, n_fid=500) | kw).items()
+               if k in STUDY_BUDGETS}   # tune_gan's defaults + the caller's
+    return (dict(arch=GAN_ARCH, dataset=dataset, ngf=int(B.ngf), ndf=int(B.ndf), seed=int(cfg.seed), code=code,
+                 budgets={k: int(v) for k, v in sorted(budgets.items())}, features=weights_hash(reference_classifier(dataset, cfg)))
+            | _shape_entry(dataset_info(dataset).shape))
 
 def cached_study(dataset:str, cfg=None,
                  reuse_stale:bool=False, # Return a cached study even when it was made with another key (other code, budgets, data or seed)
                  **kw # Passed to `tune_gan`
                 ) -> dict:
-    "Run `tune_gan` and cache `{key, best_params, best_fid, trials}` as JSON beside the checkpoints; a cache with another `study_key` is recomputed"
+    """Run `tune_gan` and cache `{key, best_params, best_fid, trials}` as JSON beside the checkpoints; a cache with another
+    `study_key` is recomputed"""
     cfg = cfg or load_config(seed_all=False)
     p = ckpt_paths(f'{dataset}-gan-study', cfg.profile, cfg)[1]
     cached = json.loads(p.read_text()) if p.exists() else {}
@@ -391,7 +410,8 @@ def cached_study(dataset:str, cfg=None,
         if cached.get('key') != key: print(f"{p.name}: reusing a study made with another key (reuse_stale=True)")
         note_reopened('study', p.name)
         return cached | dict(reopened=True)
-    if cached: print(f"{p.name}: made with another key ({', '.join(k for k in key if (cached.get('key') or {}).get(k) != key[k])} differ): recomputing")
+    if cached: print(f"{p.name}: made with another key "
+                     f"({', '.join(k for k in key if (cached.get('key') or {}).get(k) != key[k])} differ): recomputing")
     t0 = time.time()
     st = tune_gan(dataset, cfg=cfg, **kw)
     out = dict(arch=GAN_ARCH, key=key, best_params=st.best_params, best_fid=st.best_value, seconds=round(time.time()-t0, 1),

@@ -34,17 +34,18 @@ from .stats import proportion_test
 from .checkpoints import load_or_train, checkpoint_entry, weights_hash
 from .blackbox import check_model, predict_proba
 from .gan import ema_update
-from .strategies import gift_offspring, gift_step, gift_sigma, gift_parents, GIFT_VARIANTS
+from .strategies import gift_offspring, gift_step, gift_sigma, gift_parents, GIFT_VARIANTS, check_size
 from . import zoo as _zoo
-from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator
-from .grid import Job, run_grid, modules_version
+from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator, register_loader, _ddim_kwargs
+from .grid import Job, run_grid, parts_version
 
 # %% ../nbs/80_giftbench.ipynb #a7c10002
 IMG_SHAPE = (1, 28, 28)   # the default (C, H, W): MNIST's, the shape of every committed checkpoint
 
 def check_img_shape(img_shape # (C, H, W) of the images a model builds for
                    ) -> tuple:
-    "`img_shape` as a tuple of ints under the GIFTbench models' rule, square sides that are a multiple of 4, at least 8 (`latentnb.data.check_img_shape`)"
+    """`img_shape` as a tuple of ints under the GIFTbench models' rule, square sides that are a multiple of 4, at least 8
+    (`latentnb.data.check_img_shape`)"""
     return _data.check_img_shape(img_shape, 'the GIFTbench models', multiple=4, min_side=8, square=True)
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
@@ -58,14 +59,16 @@ class CondBatchNorm2d(nn.Module):
     def forward(self, x, y): return self.bn(x)*self.gain(y)[:, :, None, None] + self.bias(y)[:, :, None, None]
 
 class CondGenerator(nn.Module):
-    "cGAN generator: (z (N,nz), y (N,)) -> images (N,C,H,W) of `img_shape` in [0,1]; the label enters as an embedding next to z and through conditional batch norm"
+    """cGAN generator: (z (N,nz), y (N,)) -> images (N,C,H,W) of `img_shape` in [0,1]; the label enters as an embedding next to z
+    and through conditional batch norm"""
     def __init__(self, nz:int=100, # Latent size
                  n_classes:int=10, # Class labels
                  ngf:int=64, # Width: channels at H/2 (2·ngf at H/4, ngf/2 at H)
                  img_shape:tuple=IMG_SHAPE): # (C, H, W) of the images (`check_img_shape`)
         super().__init__()
         self.nz, self.n_classes, self.ngf = nz, n_classes, ngf
-        self.img_shape = check_img_shape(img_shape); c, h, _ = self.img_shape; self.side0 = s = h//4
+        self.img_shape = check_img_shape(img_shape); c, h, _ = self.img_shape
+        self.side0 = s = h//4
         self.emb = nn.Embedding(n_classes, 16)
         self.fc = nn.Linear(nz + 16, 2*ngf*s*s); self.bn0 = CondBatchNorm2d(2*ngf, n_classes)              # H/4 (7x7 at 28)
         self.up1 = nn.ConvTranspose2d(2*ngf, ngf, 4, 2, 1); self.bn1 = CondBatchNorm2d(ngf, n_classes)      # H/2
@@ -115,15 +118,18 @@ def train_cgan(gan:CGAN, # The pair to train in place
                ema:float=0.995, # Decay of the exponential moving average of G's weights (what `G` holds after training)
                device=None, # Where to train (default: the CPU); the pair is moved back to the CPU at the end
                progress:bool=True) -> dict:
-    "Train a class-conditional GAN (non-saturating loss + auxiliary classifier) on `device`; `gan.G` ends as the EMA generator; returns the final losses"
+    """Train a class-conditional GAN (non-saturating loss + auxiliary classifier) on `device`; `gan.G` ends as the EMA generator;
+    returns the final losses"""
     import copy
-    if tuple(x.shape[1:]) != gan.img_shape: raise ValueError(f"train_cgan: images shaped {tuple(x.shape[1:])}, but the cGAN builds {gan.img_shape}")
+    if tuple(x.shape[1:]) != gan.img_shape:
+        raise ValueError(f"train_cgan: images shaped {tuple(x.shape[1:])}, but the cGAN builds {gan.img_shape}")
     device = torch.device(device or 'cpu')
     G, D = gan.G.to(device).train(), gan.D.to(device).train()
     E = copy.deepcopy(G)
     oG = torch.optim.Adam(G.parameters(), lr, betas=(0.5, 0.999))
     oD = torch.optim.Adam(D.parameters(), lr, betas=(0.5, 0.999))
-    n = len(x); bs = min(bs, n); lg = ld = float('nan'); step = 0
+    n = len(x); bs = min(bs, n)
+    lg = ld = float('nan'); step = 0
     for ep in tqdm(range(epochs), desc='cGAN epochs', disable=not progress):
         perm = torch.randperm(n)
         for i in range(0, n - bs + 1, bs):
@@ -132,9 +138,11 @@ def train_cgan(gan:CGAN, # The pair to train in place
             fake = G(z, yf)
             (dr, cr), (df, _) = D(xb, yb, True), D(fake.detach(), yf, True)
             lossD = F.softplus(-dr).mean() + F.softplus(df).mean() + aux*F.cross_entropy(cr, yb)
-            oD.zero_grad(); lossD.backward(); oD.step()
+            oD.zero_grad(); lossD.backward()
+            oD.step()
             dg, cg = D(fake, yf, True); lossG = F.softplus(-dg).mean() + aux*F.cross_entropy(cg, yf)
-            oG.zero_grad(); lossG.backward(); oG.step()
+            oG.zero_grad(); lossG.backward()
+            oG.step()
             ema_update(E, G, ema, step); step += 1   # EMA of the weights (short memory at first); batch-norm statistics copied
             lg, ld = lossG.item(), lossD.item()
     G.load_state_dict(E.state_dict())
@@ -143,7 +151,8 @@ def train_cgan(gan:CGAN, # The pair to train in place
 
 # %% ../nbs/80_giftbench.ipynb #023b5377
 class GuidedUNet(nn.Module):
-    "A class-conditional `diffusers.UNet2DModel` trained with label dropout (label `n_classes` = none); called like the UNet, it answers the classifier-free-guided output (v under `DDPM_SCHEDULE`)"
+    """A class-conditional `diffusers.UNet2DModel` trained with label dropout (label `n_classes` = none); called like the UNet, it
+    answers the classifier-free-guided output (v under `DDPM_SCHEDULE`)"""
     def __init__(self, channels:tuple=(16, 32, 32), # Widths of the three resolution levels (H, H/2, H/4: 28, 14, 7 or 32, 16, 8)
                  n_classes:int=10, # Class labels (one more embedding is the "no label" of guidance)
                  guidance:float=1.5, # Guidance scale s: out = out(∅) + s·(out(y) − out(∅)); 1 = plain conditional (one UNet pass)
@@ -152,7 +161,9 @@ class GuidedUNet(nn.Module):
         from diffusers import UNet2DModel
         from diffusers.configuration_utils import FrozenDict
         self.img_shape = check_img_shape(img_shape); c, h, _ = self.img_shape
-        if h % 2**(len(channels) - 1): raise ValueError(f"img_shape {img_shape!r}: {len(channels)} resolution levels halve the side {len(channels) - 1} times, so H must be a multiple of {2**(len(channels) - 1)}")
+        if h % 2**(len(channels) - 1):
+            raise ValueError(f"img_shape {img_shape!r}: {len(channels)} resolution levels halve the side {len(channels) - 1} times, "
+                             f"so H must be a multiple of {2**(len(channels) - 1)}")
         self.unet = UNet2DModel(sample_size=h, in_channels=c, out_channels=c, layers_per_block=1,
                                 block_out_channels=tuple(channels), down_block_types=('DownBlock2D',)*len(channels),
                                 up_block_types=('UpBlock2D',)*len(channels), num_class_embeds=n_classes + 1, norm_num_groups=8)
@@ -186,10 +197,12 @@ def train_ddpm(model:GuidedUNet, # The model to train in place
                ema:float=0.999, # Decay of the exponential moving average of the weights (what the model holds after training)
                device=None, # Where to train (default: the CPU); moved back to the CPU at the end
                progress:bool=True) -> dict:
-    "Train with the DDPM loss (v- or ε-prediction, as `DDPM_SCHEDULE` says) and label dropout on `device`; the model ends with the EMA weights; returns the mean loss of the last 10% of steps"
+    """Train with the DDPM loss (v- or ε-prediction, as `DDPM_SCHEDULE` says) and label dropout on `device`; the model ends with
+    the EMA weights; returns the mean loss of the last 10% of steps"""
     import copy
     from diffusers import DDPMScheduler
-    if tuple(x.shape[1:]) != model.img_shape: raise ValueError(f"train_ddpm: images shaped {tuple(x.shape[1:])}, but the UNet builds {model.img_shape}")
+    if tuple(x.shape[1:]) != model.img_shape:
+        raise ValueError(f"train_ddpm: images shaped {tuple(x.shape[1:])}, but the UNet builds {model.img_shape}")
     device = torch.device(device or 'cpu')
     sched = DDPMScheduler(**DDPM_SCHEDULE)
     unet = model.unet.to(device).train(); E = copy.deepcopy(unet)
@@ -203,7 +216,9 @@ def train_ddpm(model:GuidedUNet, # The model to train in place
         noise = torch.randn_like(x0); t = torch.randint(0, sched.config.num_train_timesteps, (bs,), device=device)
         target = sched.get_velocity(x0, noise, t) if sched.config.prediction_type == 'v_prediction' else noise
         loss = F.mse_loss(unet(sched.add_noise(x0, noise, t), t, class_labels=yb).sample, target)
-        opt.zero_grad(); loss.backward(); opt.step(); lrs.step(); losses.append(loss.item())
+        opt.zero_grad(); loss.backward()
+        opt.step(); lrs.step()
+        losses.append(loss.item())
         ema_update(E, unet, ema, s)   # the UNet has no buffers: parameters only
     unet.load_state_dict(E.state_dict())
     model.cpu().eval()
@@ -215,7 +230,8 @@ def _fits(shape):
     try: check_img_shape(shape); return True
     except ValueError: return False
 
-DATASETS = tuple(n for n, i in _data.DATASETS.items() if _fits(i.shape))   # every dataset of `latentnb.data` of a shape the models build for
+# every dataset of `latentnb.data` of a shape the models build for
+DATASETS = tuple(n for n, i in _data.DATASETS.items() if _fits(i.shape))
 
 def dataset_shape(dataset:str # A dataset of `latentnb.data`
                  ) -> tuple:
@@ -226,13 +242,15 @@ def dataset_shape(dataset:str # A dataset of `latentnb.data`
     except ValueError as e: raise ValueError(f"{dataset}: {e}; datasets accepted: {', '.join(DATASETS)}") from None
 
 def _shape_spec(dataset:str) -> dict:
-    "What a checkpoint's spec records of `dataset`'s images: nothing for 1×28×28 with 10 classes (the committed checkpoints' specs), else the shape and/or the class count"
+    """What a checkpoint's spec records of `dataset`'s images: nothing for 1×28×28 with 10 classes (the committed checkpoints'
+    specs), else the shape and/or the class count"""
     shape, k = dataset_shape(dataset)
     return {**({} if shape == IMG_SHAPE else {'img_shape': list(shape)}), **({} if k == 10 else {'n_classes': k})}
 
 # %% ../nbs/80_giftbench.ipynb #c1a55e02
 class GiftDeepConv(nn.Module):
-    "GIFTbench's MNIST classifier under test (genai_tigs `MnistClassifier`): conv 32-32, pool, conv 64-64, pool, dropout, dense 512, dropout, logits"
+    """GIFTbench's MNIST classifier under test (genai_tigs `MnistClassifier`): conv 32-32, pool, conv 64-64, pool, dropout,
+    dense 512, dropout, logits"""
     def __init__(self, in_ch:int|None=None, # Input channels (default: C of `img_shape`; with the default shape, `in_ch` sets C)
                  n_classes:int=10, # Classes (logits)
                  img_shape:tuple=IMG_SHAPE): # (C, H, W) of the images: two poolings make the dense layer 64·(H/4)·(W/4) wide
@@ -252,17 +270,20 @@ GIFT_CLF = _zoo.ModelSpec('GiftDeepConv', opt='adam', lr=1e-3, bs=128, epochs=12
 def gift_classifier(dataset:str, # One of `DATASETS` (the model builds for its shape and classes)
                     cfg=None, # Run config (default: the active profile's)
                     progress:bool=True) -> GiftDeepConv:
-    "The paper-like classifier under test of `dataset` (eval mode, logits, on the CPU): loaded, or trained like the zoo's models with `GIFT_CLF`"
+    """The paper-like classifier under test of `dataset` (eval mode, logits, on the CPU): loaded, or trained like the zoo's models
+    with `GIFT_CLF`"""
     shape, k = dataset_shape(dataset)
     cfg = cfg or load_config(seed_all=False); B, s = cfg.budget('zoo'), GIFT_CLF
     def build(): torch.manual_seed(s.seed); return GiftDeepConv(n_classes=k, img_shape=shape)
     def train(m):
         x, y = _zoo._train_set(dataset, B); m.to(cfg.device)
-        h = _zoo.fit_classifier(m, x, y, _zoo._epochs(s, B, dataset), s.lr, _zoo._bs(s, B), s.opt, s.augment, progress=progress and cfg.profile != 'ci',
+        h = _zoo.fit_classifier(m, x, y, _zoo._epochs(s, B, dataset), s.lr, _zoo._bs(s, B), s.opt, s.augment,
+                                progress=progress and cfg.profile != 'ci',
                                 seed=s.seed, weight_decay=s.weight_decay, schedule=s.schedule)
         m.cpu(); xt, yt = load_dataset(dataset, 'test')
         return dict(test_accuracy=_zoo.accuracy(m, xt, yt), final_loss=h['loss'][-1], n_train=len(x), epochs=_zoo._epochs(s, B, dataset))
-    return load_or_train(f'{dataset}-gift-deepconv', build, train, 'tools/train_giftbench.py (notebook 81)', dict(asdict(s), dataset=dataset, **_shape_spec(dataset)),
+    return load_or_train(f'{dataset}-gift-deepconv', build, train, 'tools/train_giftbench.py (notebook 81)',
+                         dict(asdict(s), dataset=dataset, **_shape_spec(dataset)),
                          cfg, spec={**_zoo.zoo_spec(s, dataset, cfg), **_shape_spec(dataset)}).cpu().eval()
 
 # %% ../nbs/80_giftbench.ipynb #28320145
@@ -290,7 +311,8 @@ def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilit
 def logit_margin(p:torch.Tensor, # Probabilities (N, K) (a softmax of logits)
                  y:torch.Tensor # Expected labels (N,)
                 ) -> torch.Tensor:
-    "The authors' fitness (tig_*.py `calculate_fitness`): logit of the expected label minus the best other logit, = log p_y − log max_{k≠y} p_k for softmax probabilities (negative = misclassified)"
+    """The authors' fitness (tig_*.py `calculate_fitness`): logit of the expected label minus the best other logit,
+    = log p_y − log max_{k≠y} p_k for softmax probabilities (negative = misclassified)"""
     p = torch.as_tensor(p).float().clamp_min(torch.finfo(torch.float32).tiny); y = torch.as_tensor(y).long().to(p.device)
     lp = p.log()
     return lp.gather(1, y[:, None]).squeeze(1) - lp.scatter(1, y[:, None], float('-inf')).max(1).values
@@ -299,10 +321,15 @@ def logit_margin(p:torch.Tensor, # Probabilities (N, K) (a softmax of logits)
 @dataclass
 class GiftResult:
     "What one GIFTbench search returns: per-seed outcomes plus the original and failing latents/images"
-    generator:str; step:float; y:torch.Tensor; z0:torch.Tensor; x0:torch.Tensor
-    failed:torch.Tensor; iterations:torch.Tensor; z_fail:torch.Tensor; x_fail:torch.Tensor; pred:torch.Tensor
+    generator:str; step:float
+    y:torch.Tensor
+    z0:torch.Tensor; x0:torch.Tensor
+    failed:torch.Tensor; iterations:torch.Tensor
+    z_fail:torch.Tensor; x_fail:torch.Tensor
+    pred:torch.Tensor
     best_margin:torch.Tensor  # (S, generations) best margin per generation, NaN after a seed stopped
-    pct_viable:float = 100.0; n_candidates:int = 0; seconds:float = 0.0
+    pct_viable:float = 100.0; n_candidates:int = 0
+    seconds:float = 0.0
     variant:str = 'gift'; bounds:tuple|None = None  # the search's operators (notebook 08) and the latent range it clamped to
 
     @property
@@ -314,7 +341,8 @@ class GiftResult:
 # %% ../nbs/80_giftbench.ipynb #a7c10007
 def _image_shape(gen:LatentGenerator # A generator
                 ) -> tuple:
-    "(C, H, W) of the images `gen` decodes: its model's `img_shape` when it records one, else the shape of one decoded latent (1×28×28 when neither)"
+    """(C, H, W) of the images `gen` decodes: its model's `img_shape` when it records one, else the shape of one decoded latent
+    (1×28×28 when neither)"""
     s = getattr(gen.module, 'img_shape', None)
     if s is None and gen.latent_shape is not None:
         s = gen.decode(torch.zeros(1, *gen.latent_shape), torch.zeros(1, dtype=torch.long) if gen.conditional else None).shape[1:]
@@ -324,7 +352,8 @@ def _image_shape(gen:LatentGenerator # A generator
 def gift_extent(gen:LatentGenerator, # The generator
                 n:int=1000, # Latents the range is taken over (the authors: 1,000)
                 seed:int=0) -> tuple:
-    "The authors' latent range (lo, hi): min and max over `n` latents, encoded test images for a generator with seed images (their VAE), prior draws otherwise (their GAN and SD); cached on `gen`"
+    """The authors' latent range (lo, hi): min and max over `n` latents, encoded test images for a generator with seed images
+    (their VAE), prior draws otherwise (their GAN and SD); cached on `gen`"""
     cache = gen.__dict__.setdefault('_gift_extent', {})
     if (n, seed) not in cache:
         g = torch.Generator().manual_seed(seed)
@@ -342,8 +371,8 @@ def giftbench_search(gen:LatentGenerator, # The generator
                      y:torch.Tensor, # Their target labels (S,)
                      pop:int=25, # Population size
                      generations:int=250, # Iteration budget
-                     step:float|str='low', # 'low'/'high' ('gift': `gift_step` of the latent range; 'latentnb': the generator's `steps`), or a σ
-                     elite:int|None=None, # 'gift': parents kept (default `gift_parents(pop)`: 10 at pop ≥ 20); 'latentnb': elite (default 1)
+                     step:float|str='low', # 'low'/'high' ('gift': `gift_step` of the latent range; 'latentnb': `gen.steps`), or a σ
+                     elite:int|None=None, # 'gift': parents (default `gift_parents(pop)`: 10 at pop ≥ 20); 'latentnb': elite (default 1)
                      cx:float|None=None, # Crossover probability (default: 'gift' 1, 'latentnb' 0.5)
                      seed:int=0, # Random seed of the search
                      progress:bool=True, # Show a tqdm bar
@@ -351,15 +380,21 @@ def giftbench_search(gen:LatentGenerator, # The generator
                      variant:str='gift', # 'gift' (the authors' GA) or 'latentnb' (the project's earlier operators)
                     ) -> GiftResult:
     "GIFTbench's GA on the latents of `gen`, stopping each seed at its first misclassification"
+    check_size('pop', pop, 2, 'crossover needs two parents'); check_size('generations', generations)
     if variant not in GIFT_VARIANTS: raise ValueError(f"variant must be one of {', '.join(GIFT_VARIANTS)}, got {variant!r}")
     t0, gift = time.time(), variant == 'gift'
     elite = elite if elite is not None else (gift_parents(pop) if gift else 1); cx = cx if cx is not None else (1.0 if gift else 0.5)
-    if gift: lo, hi = gift_extent(gen); sigma = gift_step(lo, hi, step); clamp = lambda z: z.clamp(lo, hi); bounds = (lo, hi)
-    else: sigma = float(gen.steps[step]) if isinstance(step, str) else float(step); clamp, bounds = gen.clamp, gen.bounds
+    if gift:
+        lo, hi = gift_extent(gen); sigma = gift_step(lo, hi, step)
+        clamp = lambda z: z.clamp(lo, hi); bounds = (lo, hi)
+    else:
+        sigma = float(gen.steps[step]) if isinstance(step, str) else float(step)
+        clamp, bounds = gen.clamp, gen.bounds
     g = torch.Generator().manual_seed(seed)
     S, shape = len(z0), tuple(gen.latent_shape); D = int(np.prod(shape))
     y = torch.as_tensor(y).long()
-    z0 = z0.cpu(); Z0 = z0.reshape(S, D).float(); P = Z0[:, None].repeat(1, pop, 1)
+    z0 = z0.cpu(); Z0 = z0.reshape(S, D).float()
+    P = Z0[:, None].repeat(1, pop, 1)
     first = 0 if gift else 1                                             # the authors perturb every copy of the seed
     P[:, first:] += sigma*torch.randn(S, pop - first, D, generator=g); P = clamp(P)
     sig, prev = torch.full((S,), sigma), torch.full((S,), float('inf'))  # per-seed step control ('gift')
@@ -379,7 +414,8 @@ def giftbench_search(gen:LatentGenerator, # The generator
         wrong = top != Yp.view(n, pop)
         for j in wrong.any(1).nonzero().flatten().tolist():
             k = torch.where(wrong[j], M[j], torch.inf).argmin()
-            s = idx[j]; failed[s] = True; iters[s] = it; active[s] = False
+            s = idx[j]; failed[s] = True
+            iters[s] = it; active[s] = False
             z_fail[s] = P[s, k]; pred[s] = top[j, k]
         keep = ~wrong.any(1)
         if not keep.any() or it == generations:
@@ -388,7 +424,8 @@ def giftbench_search(gen:LatentGenerator, # The generator
             continue
         idx, Fit = idx[keep], Fit[keep]
         if gift:
-            best = Fit.min(1).values; sig[idx] = gift_sigma(sig[idx], sigma, best, prev[idx]); prev[idx] = best
+            best = Fit.min(1).values
+            sig[idx] = gift_sigma(sig[idx], sigma, best, prev[idx]); prev[idx] = best
         P[idx] = gift_offspring(P[idx], Fit, elite, cx, sig[idx], g, clamp, variant=variant, origin=Z0[idx])   # notebook 08
         if callback: callback(it, int(active.sum()))
     if callback: callback(generations, 0)
@@ -437,12 +474,15 @@ def summarise(res:GiftResult, # A search result
               step_name:str='low', # 'low'/'high' for the row
               judge=None, # `judge(x, y) -> (valid, preserved)`, or None
              ) -> dict:
-    "One Table III row for `res`, with GIFTbench's definitions (mean iterations over all viable seeds, % label-preserved over the valid failures)"
-    f = res.failed; nf = int(f.sum()); S = len(f); nan = float('nan')
+    """One Table III row for `res`, with GIFTbench's definitions (mean iterations over all viable seeds, % label-preserved over
+    the valid failures)"""
+    f = res.failed; nf = int(f.sum())
+    S = len(f); nan = float('nan')
     row = dict(dataset=dataset, step=step_name, sigma=res.step, generator=res.generator,
                pct_viable=round(res.pct_viable, 1), n_viable=S,
                pct_misclassified=round(100*nf/S, 1) if S else nan, n_misclassified=nf,
-               mean_iterations=round(res.iterations.float().mean().item(), 2) if S else nan,   # a seed without a failure counts the whole budget
+               # a seed without a failure counts the whole budget
+               mean_iterations=round(res.iterations.float().mean().item(), 2) if S else nan,
                mean_iterations_to_failure=round(res.iterations[f].float().mean().item(), 1) if nf else nan,
                n_valid=nan, pct_valid=nan, n_label_preserved=nan, pct_label_preserved=nan,
                judged_by='none' if judge is None else getattr(judge, 'name', 'custom'), seconds=round(res.seconds, 1),
@@ -466,7 +506,8 @@ def table3(rows:list|pd.DataFrame) -> pd.DataFrame:
         'judged by': df.judged_by})
     if 'population' in df: out['population'] = df.population
     if 'budget' in df: out['iteration budget'] = df.budget
-    return out.sort_values(['dataset', 'step', 'generator'], key=lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s).reset_index(drop=True)
+    return out.sort_values(['dataset', 'step', 'generator'],
+                           key=lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s).reset_index(drop=True)
 
 # %% ../nbs/80_giftbench.ipynb #1638c71c
 MTURK_DIR = 'studies/giftbench'   # under the project's data folder
@@ -501,7 +542,8 @@ def _label(v):
 def read_mturk(csv, # A GIFTbench MTurk study file as released (one row per image, both raters' answers)
                drop:bool=False, # Return bad rows separately instead of raising
               ) -> pd.DataFrame:
-    "One row per judged image: dataset, step, generator, expected label, both raters' answers and flags, `valid`, `preserved` (derived from the raters' own columns)"
+    """One row per judged image: dataset, step, generator, expected label, both raters' answers and flags, `valid`, `preserved`
+    (derived from the raters' own columns)"""
     d = pd.read_csv(csv, dtype=str, keep_default_na=False)
     d.columns = [str(c).strip() for c in d.columns]
     d = d.apply(lambda s: s.str.strip())
@@ -520,18 +562,22 @@ def read_mturk(csv, # A GIFTbench MTurk study file as released (one row per imag
     bad = reasons != ''
     if bad.any() and not drop:
         show = '\n'.join(f"  line {i + 2}: ID={d.at[i, 'ID']!r}: {reasons[i]}" for i in d.index[bad][:10])
-        raise MTurkError(f"{int(bad.sum())} bad row(s) in {csv}:\n{show}" + (f"\n  ... and {int(bad.sum()) - 10} more" if bad.sum() > 10 else '')
+        raise MTurkError(f"{int(bad.sum())} bad row(s) in {csv}:\n{show}"
+                         + (f"\n  ... and {int(bad.sum()) - 10} more" if bad.sum() > 10 else '')
                          + "\n(pass drop=True to drop them and get them back separately)")
     g = d[~bad]
     inv1, inv2 = g['Valid Human 1'] == '1', g['Valid Human 2'] == '1'   # a 1 in `Valid Human k`: rater k judged the image invalid
     mis1, mis2 = g['Misclass Human 1'] == '1', g['Misclass Human 2'] == '1'   # a 1: rater k did not see the expected label
     out = pd.DataFrame(dict(id=g['ID'], dataset=g['DATASET'].map(MTURK_DATASETS), dataset_code=g['DATASET'],
-                            generator=g['TOOL'].str.lower(), step=g['MUT_EXT'].str.lower(), iteration=pd.to_numeric(g['ITER'], errors='coerce'),
-                            expected=g['Expected'].map(_label), predicted=g['Predicted'].map(_label), answer_1=g['ASS 1'], answer_2=g['ASS 2'],
+                            generator=g['TOOL'].str.lower(), step=g['MUT_EXT'].str.lower(),
+                            iteration=pd.to_numeric(g['ITER'], errors='coerce'),
+                            expected=g['Expected'].map(_label), predicted=g['Predicted'].map(_label),
+                            answer_1=g['ASS 1'], answer_2=g['ASS 2'],
                             invalid_1=inv1, invalid_2=inv2, misclass_1=mis1, misclass_2=mis2))
     out['valid'] = ~inv1 & ~inv2
     out['preserved'] = out['valid'] & ~mis1 & ~mis2
-    for c, k in (('Validity?', 'released_valid'), ('Label Preservation?', 'released_preserved')):   # the released summary, kept only to compare
+    # the released summary, kept only to compare
+    for c, k in (('Validity?', 'released_valid'), ('Label Preservation?', 'released_preserved')):
         if c in g.columns: out[k] = g[c].str.lower().map({'yes': True, 'no': False})
     out = out.reset_index(drop=True)
     return (out, d[bad].assign(reason=reasons[bad])) if drop else out
@@ -541,17 +587,21 @@ _ORDER = {'low': 0, 'high': 1, 'vae': 0, 'gan': 1, 'sd': 2}
 
 def human_table3(df:pd.DataFrame # `read_mturk` output (one or several files concatenated)
                 ) -> pd.DataFrame:
-    "GIFTbench Table III's human columns per (dataset, step, generator): % valid over the judged images, % label-preserved over the valid ones"
-    t = df.groupby(['dataset', 'step', 'generator'], sort=False).agg(n=('valid', 'size'), n_valid=('valid', 'sum'), n_preserved=('preserved', 'sum')).reset_index()
+    """GIFTbench Table III's human columns per (dataset, step, generator): % valid over the judged images, % label-preserved over
+    the valid ones"""
+    t = df.groupby(['dataset', 'step', 'generator'], sort=False).agg(n=('valid', 'size'), n_valid=('valid', 'sum'),
+                                                                     n_preserved=('preserved', 'sum')).reset_index()
     t['pct_valid'] = (100*t.n_valid/t.n).round(2)
     t['pct_preserved'] = (100*t.n_preserved/t.n_valid.where(t.n_valid > 0)).round(2)
     t = t[['dataset', 'step', 'generator', 'n', 'n_valid', 'pct_valid', 'n_preserved', 'pct_preserved']]
-    return t.sort_values(['dataset', 'step', 'generator'], key=lambda s: s.map(_ORDER).fillna(9) if s.name != 'dataset' else s).reset_index(drop=True)
+    return t.sort_values(['dataset', 'step', 'generator'],
+                         key=lambda s: s.map(_ORDER).fillna(9) if s.name != 'dataset' else s).reset_index(drop=True)
 
 def table3_tests(df:pd.DataFrame, # `read_mturk` output
                  level:float=0.05, # Significance level
                 ) -> pd.DataFrame:
-    "Table III's underlines: per dataset × step and column, the generator with the highest rate, and Fisher's exact test of it against each other generator"
+    """Table III's underlines: per dataset × step and column, the generator with the highest rate, and Fisher's exact test of it
+    against each other generator"""
     t, rows = human_table3(df), []
     for (ds, st), g in t.groupby(['dataset', 'step'], sort=False):
         for col, k, n in (('% valid', 'n_valid', 'n'), ('% label-preserved', 'n_preserved', 'n_valid')):
@@ -573,14 +623,15 @@ GENERATORS = ('vae', 'cgan', 'ddpm')
 GIFT_STEPS = {
     'vae':  {'low': 0.1, 'high': 0.5},    # N(0, I) prior clamped to ±VAE_BOUND: a tenth / half of the prior's standard deviation
     'cgan': {'low': 0.1, 'high': 0.5},    # the same N(0, I) prior (100-d latent): the same fractions
-    'ddpm': {'low': 0.05, 'high': 0.2},   # x_T ~ N(0, I) over the C·H·W pixels (MNIST: 784), decoded deterministically by DDIM: smaller steps
+    'ddpm': {'low': 0.05, 'high': 0.2},   # x_T ~ N(0, I), C·H·W pixels (MNIST: 784), decoded deterministically by DDIM: smaller steps
 }
 VAE_BOUND = 3.0   # the VAE's latent is clamped to [-3, 3] (±3 prior standard deviations)
 CGAN_BS, CGAN_LR = 64, 2e-4   # cGAN batch size and Adam learning rate (2e-4: the DCGAN paper's, Radford et al. 2016)
 CGAN_AUX = 1.0    # weight of the auxiliary-classifier (AC-GAN) class loss next to the adversarial loss
 P_UNCOND = 0.1    # share of training labels dropped to 'no label' so one UNet learns v(x, y) and v(x, ∅) (classifier-free guidance)
 CGAN_ARCH = 'cDCGAN: label embedding + conditional batch norm in G; projection D with an auxiliary classifier (AC-GAN loss); EMA of G (v2)'
-DDPM_ARCH = 'UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; v-prediction; classifier-free guidance; EMA (v3)'
+DDPM_ARCH = ('UNet2DModel (DownBlock2D/UpBlock2D, 1 layer per block) + class embedding with a "no label" class; v-prediction; '
+             'classifier-free guidance; EMA (v3)')
 
 def _train_data(dataset, B):
     x, y = load_dataset(dataset, 'train')
@@ -592,10 +643,12 @@ def _train_data(dataset, B):
 def cgan_spec(dataset:str, # One of `DATASETS`
               cfg # Run config
              ) -> dict:
-    "Everything the cGAN's weights depend on under `cfg`'s profile (recorded in its manifest; a change retrains); the image shape and class count only when not 1×28×28 and 10"
+    """Everything the cGAN's weights depend on under `cfg`'s profile (recorded in its manifest; a change retrains); the image shape
+    and class count only when not 1×28×28 and 10"""
     B = cfg.budget('giftbench')
     return dict(arch=CGAN_ARCH, dataset=dataset, split='train', n_train=int(B.gen_n_train), width=int(B.cgan_width),
-                epochs=int(B.cgan_epochs), bs=CGAN_BS, lr=CGAN_LR, aux=CGAN_AUX, ema=float(B.cgan_ema), seed=cfg.seed, **_shape_spec(dataset))
+                epochs=int(B.cgan_epochs), bs=CGAN_BS, lr=CGAN_LR, aux=CGAN_AUX, ema=float(B.cgan_ema),
+                seed=cfg.seed, **_shape_spec(dataset))
 
 def ddpm_spec(dataset:str, # One of `DATASETS`
               cfg # Run config
@@ -610,22 +663,27 @@ def ddpm_spec(dataset:str, # One of `DATASETS`
 def load_cgan(dataset:str, # One of `DATASETS` (the pair builds for its shape and classes)
               cfg=None, progress:bool=True) -> CGAN:
     "The trained cGAN of `dataset` (loaded, or trained per the active profile on `cfg.device`); `.G` is the EMA generator, on the CPU"
-    cfg = cfg or load_config(seed_all=False); s = cgan_spec(dataset, cfg); shape, k = dataset_shape(dataset)
+    cfg = cfg or load_config(seed_all=False); s = cgan_spec(dataset, cfg)
+    shape, k = dataset_shape(dataset)
     def train(m):
         torch.manual_seed(cfg.seed); x, y = _train_data(dataset, cfg.budget('giftbench'))
-        return train_cgan(m, x, y, epochs=s['epochs'], bs=s['bs'], lr=s['lr'], aux=s['aux'], ema=s['ema'], device=cfg.device, progress=progress)
-    return load_or_train(f'{dataset}-cgan-gd', lambda: (torch.manual_seed(cfg.seed), CGAN(n_classes=k, width=s['width'], img_shape=shape))[1], train,
+        return train_cgan(m, x, y, epochs=s['epochs'], bs=s['bs'], lr=s['lr'], aux=s['aux'], ema=s['ema'],
+                          device=cfg.device, progress=progress)
+    return load_or_train(f'{dataset}-cgan-gd',
+                         lambda: (torch.manual_seed(cfg.seed), CGAN(n_classes=k, width=s['width'], img_shape=shape))[1], train,
                          'tools/train_giftbench.py (notebook 81)', dict(width=s['width'], **_shape_spec(dataset)), cfg, spec=s)
 
 def load_ddpm(dataset:str, # One of `DATASETS` (the UNet builds for its shape and classes)
               cfg=None, progress:bool=True) -> GuidedUNet:
     "The trained class-conditional UNet of `dataset` with the profile's guidance scale (loaded, or trained on `cfg.device`), on the CPU"
-    cfg = cfg or load_config(seed_all=False); s = ddpm_spec(dataset, cfg); B = cfg.budget('giftbench'); shape, k = dataset_shape(dataset)
+    cfg = cfg or load_config(seed_all=False); s = ddpm_spec(dataset, cfg)
+    B = cfg.budget('giftbench'); shape, k = dataset_shape(dataset)
     def train(m):
         torch.manual_seed(cfg.seed); x, y = _train_data(dataset, B)
         return train_ddpm(m, x, y, steps=s['steps'], bs=s['bs'], lr=s['lr'], p_uncond=s['p_uncond'], ema=s['ema'],
                           device=cfg.device, progress=progress)
-    m = load_or_train(f'{dataset}-ddpm-unet', lambda: (torch.manual_seed(cfg.seed), build_unet(tuple(s['channels']), k, img_shape=shape))[1], train,
+    m = load_or_train(f'{dataset}-ddpm-unet',
+                      lambda: (torch.manual_seed(cfg.seed), build_unet(tuple(s['channels']), k, img_shape=shape))[1], train,
                       'tools/train_giftbench.py (notebook 81)', dict(channels=s['channels'], **_shape_spec(dataset)), cfg, spec=s)
     m.guidance = float(B.guidance)   # a sampling choice, not part of the weights
     return m
@@ -644,7 +702,8 @@ def load_generator(dataset:str, # One of `DATASETS`
     else:
         from latentnb.vae import load_vae  # notebook 50
         x, y = load_dataset(dataset, 'test')
-        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-VAE_BOUND, VAE_BOUND), seed_images=(x, y), steps=GIFT_STEPS['vae'])
+        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-VAE_BOUND, VAE_BOUND), seed_images=(x, y),
+                            steps=GIFT_STEPS['vae'])
     return gen.to(cfg.device)
 
 def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True) -> dict:
@@ -655,13 +714,18 @@ def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True)
         except ImportError as e: print(f"skipping generator {k!r} on {dataset}: its module is not available ({e})")
     return out
 
+# %% ../nbs/80_giftbench.ipynb #32254a94
+register_loader('cGAN', load_cgan)   # `available_generators`' 'cGAN' and 'DDIM' (sampled with the profile's `ddim_steps`)
+register_loader('DDIM', load_ddpm, kwargs=_ddim_kwargs)
+
 # %% ../nbs/80_giftbench.ipynb #9e1f0a02
 def sample_quality(gen:LatentGenerator, # A generator
                    dataset:str, # Dataset whose judges decide
                    n:int=1000, # Samples (labels cycle 0..K-1)
                    seed:int=0, cfg=None, ref=None # `ref`: the classifier that judges (default: the judges of notebook 12, `JudgeModule`)
                   ) -> dict:
-    "Label faithfulness (share of samples the judges assign to the label they were drawn for), mean confidence, per-class faithfulness, and the images (CPU)"
+    """Label faithfulness (share of samples the judges assign to the label they were drawn for), mean confidence, per-class
+    faithfulness, and the images (CPU)"""
     if ref is None:
         from latentnb.judges import load_judges, JudgeModule
         ref = JudgeModule(load_judges(dataset, cfg))
@@ -675,7 +739,8 @@ def sample_quality(gen:LatentGenerator, # A generator
 
 def quality_table(gens:dict, # {name: LatentGenerator} of one dataset
                   dataset:str, n:int=1000, seed:int=0, cfg=None) -> pd.DataFrame:
-    "One row per generator: faithfulness and confidence (the judges), FID and KID on the reference classifier's features against real test images, and the real-vs-real baseline row"
+    """One row per generator: faithfulness and confidence (the judges), FID and KID on the reference classifier's features against
+    real test images, and the real-vs-real baseline row"""
     from latentnb.zoo import reference_classifier
     from latentnb.gan import FeatureExtractor, fid_kid
     from latentnb.judges import load_judges, JudgeModule
@@ -691,7 +756,8 @@ def quality_table(gens:dict, # {name: LatentGenerator} of one dataset
     for k, gen in gens.items():
         q = sample_quality(gen, dataset, n, seed, cfg, ref)
         rows.append(dict(dataset=dataset, generator=k, n=n, faithfulness=q['faithfulness'], confidence=q['confidence'],
-                         **fid_kid(feat, a, q['x'], **sub), worst_class=int(np.argmin(q['per_class'])), worst_class_faithfulness=min(q['per_class'])))
+                         **fid_kid(feat, a, q['x'], **sub), worst_class=int(np.argmin(q['per_class'])),
+                         worst_class_faithfulness=min(q['per_class'])))
     return pd.DataFrame(rows).round(4)
 
 # %% ../nbs/80_giftbench.ipynb #7a400bc4
@@ -702,7 +768,8 @@ def inference_ms(gen:LatentGenerator, n:int=32, repeats:int=2, seed:int=0) -> fl
     z = gen.candidates(lab, g); gen.decode(z[:2], lab[:2])  # warm-up
     ts = []
     for _ in range(repeats):
-        t0 = time.perf_counter(); gen.decode(z, lab); ts.append(time.perf_counter() - t0)
+        t0 = time.perf_counter(); gen.decode(z, lab)
+        ts.append(time.perf_counter() - t0)
     return 1000*float(np.median(ts))/n
 
 # %% ../nbs/80_giftbench.ipynb #19a5dec3
@@ -710,7 +777,8 @@ def run_giftbench(gen:LatentGenerator, classify, dataset:str, n_seeds:int, pop:i
                   step:str|float='low', judge=None, seed:int=0, progress:bool=True, callback=None, variant:str='gift'):
     "Viable seeds + search + summary for one generator: returns (row dict, GiftResult)"
     vs = viable_seeds(gen, classify, n_seeds, seed)
-    res = giftbench_search(gen, classify, vs['z'], vs['y'], pop, generations, step, seed=seed, progress=progress, callback=callback, variant=variant)
+    res = giftbench_search(gen, classify, vs['z'], vs['y'], pop, generations, step,
+                           seed=seed, progress=progress, callback=callback, variant=variant)
     res.pct_viable, res.n_candidates = vs['pct_viable'], n_seeds
     return summarise(res, dataset, step if isinstance(step, str) else f'{step:g}', judge), res
 
@@ -718,14 +786,16 @@ def _png_bytes(img:torch.Tensor) -> bytes:
     from PIL import Image
     a = (img.clamp(0, 1).numpy()*255).round().astype(np.uint8)          # (C, H, W): grey (C = 1) or RGB (C = 3)
     a = a[0] if a.shape[0] == 1 else a.transpose(1, 2, 0)
-    buf = io.BytesIO(); Image.fromarray(a).save(buf, format='PNG'); return buf.getvalue()
+    buf = io.BytesIO(); Image.fromarray(a).save(buf, format='PNG')
+    return buf.getvalue()
 
 def export_zip(res:GiftResult, # A search result
                path, # The .zip to write
                dataset:str='mnist', classifier:str='clf',
                only_failures:bool=False, # Only the seeds that failed (default: every viable seed)
               ) -> Path:
-    "Zip the original and the generated image of every viable seed (failing: the first misclassified one; others: the last best), metadata in the file names, plus `results.csv`"
+    """Zip the original and the generated image of every viable seed (failing: the first misclassified one; others: the last best),
+    metadata in the file names, plus `results.csv`"""
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     clf = re.sub(r'[^A-Za-z0-9.-]+', '-', str(classifier))[:40]
     seeds = res.failed.nonzero().flatten().tolist() if only_failures else list(range(len(res.y)))
@@ -739,7 +809,8 @@ def export_zip(res:GiftResult, # A search result
             zf.writestr(f"{stem}_{kind}.png", _png_bytes(res.x_fail[s]))
             rows.append(dict(seed=s, expected=int(res.y[s]), predicted=int(res.pred[s]), iterations=int(res.iterations[s]),
                              misclassified=bool(res.failed[s]), original=f"{stem}_original.png", generated=f"{stem}_{kind}.png"))
-        zf.writestr('results.csv', pd.DataFrame(rows, columns=['seed', 'expected', 'predicted', 'iterations', 'misclassified', 'original', 'generated']).to_csv(index=False))
+        zf.writestr('results.csv', pd.DataFrame(rows, columns=['seed', 'expected', 'predicted', 'iterations', 'misclassified',
+                                                               'original', 'generated']).to_csv(index=False))
     return path
 
 # %% ../nbs/80_giftbench.ipynb #1911d5ce
@@ -773,7 +844,8 @@ def table3_context(profile:str, # Run profile
                    dataset:str, # One of `DATASETS`
                    kind:str # 'vae', 'cgan' or 'ddpm'
                   ) -> dict:
-    "The generator, the classifier under test (`model`, and `clf` through `check_model`) and the judge of a Table III job (built once per process)"
+    """The generator, the classifier under test (`model`, and `clf` through `check_model`) and the judge of a Table III job (built
+    once per process)"""
     key = (profile, dataset, kind)
     if key not in _T3:
         cfg = load_config(profile, seed_all=False)
@@ -791,7 +863,8 @@ def table3_cell(out_dir, # The job's folder
     "Run one dataset × step × generator cell of Table III; its `GiftResult` and row go to `out_dir`; returns {'row', 'wall_seconds'}"
     ctx, out_dir = table3_context(profile, dataset, kind), Path(out_dir)
     t0 = time.time()
-    row, res = run_giftbench(ctx['gen'], ctx['clf'], dataset, n_seeds, population, generations, step, judge=ctx['judge'], seed=seed, progress=False)
+    row, res = run_giftbench(ctx['gen'], ctx['clf'], dataset, n_seeds, population, generations, step,
+                             judge=ctx['judge'], seed=seed, progress=False)
     row.update(budget=generations, population=population, n_candidates=n_seeds)
     out = dict(row=row, wall_seconds=time.time() - t0)
     save_gift_result(res, out_dir/GIFT_RESULT_FILE)
@@ -811,7 +884,7 @@ def table3_jobs(profile:str, # Run profile
     "The grid's jobs of Table III, dataset × step × generator; each key holds the code, the device and the weights the job uses"
     from latentnb.judges import load_judges
     cfg = load_config(profile, seed_all=False); B = cfg.budget('giftbench')
-    code = modules_version('latentnb.giftbench', 'latentnb.strategies', 'latentnb.generators')
+    code = parts_version(table3_cell)   # the code a cell runs: its search, operators, generators, oracles
     jobs = []
     for ds in B.table3_datasets:
         ctxs = {}
@@ -819,7 +892,8 @@ def table3_jobs(profile:str, # Run profile
             try: ctxs[k] = table3_context(profile, ds, k)
             except ImportError as e: print(f"skipping generator {k!r} on {ds}: its module is not available ({e})")
         judges = list(load_judges(ds, cfg).members.values())   # the judges `judges_oracle` uses (built once per process)
-        wh = {k: weights_hash(c['gen'].module, c['gen'].info, c['model'], *judges, dict(cfg.budget('judges')), n=6) for k, c in ctxs.items()}
+        wh = {k: weights_hash(c['gen'].module, c['gen'].info, c['model'], *judges, dict(cfg.budget('judges')), n=6)
+              for k, c in ctxs.items()}
         jobs += [Job(table3_cell, dict(dataset=ds, kind=k, step=step, seed=cfg.seed, profile=profile, **table3_budget(B, k)),
                      Path(root)/f'{ds}-{step}-{k}', version=f'{code}-{cfg.device}-{wh[k]}')
                  for step in ('low', 'high') for k in ctxs]
@@ -828,7 +902,8 @@ def table3_jobs(profile:str, # Run profile
 def table3_collect(jobs:list, # `table3_jobs`
                    gr # `run_grid`'s (or `run_jobs`') `GridResult` of `jobs`
                   ) -> tuple:
-    "`rows` (with budget, population, n_candidates), `results[dataset, step, kind]` (`GiftResult`) and `wall[dataset, kind]` (seconds, both steps)"
+    """`rows` (with budget, population, n_candidates), `results[dataset, step, kind]` (`GiftResult`) and `wall[dataset, kind]`
+    (seconds, both steps)"""
     rows, results, wall = [], {}, {}
     for j, o in zip(jobs, gr.results):
         a = j.kwargs; rows.append(o['row'])
@@ -844,7 +919,8 @@ def default_classifier(dataset:str):
 
 def _img_html(img:torch.Tensor, size:int=42) -> str:
     import base64
-    return f'<img src="data:image/png;base64,{base64.b64encode(_png_bytes(img)).decode()}" width="{size}" height="{size}" style="image-rendering:pixelated"/>'
+    return (f'<img src="data:image/png;base64,{base64.b64encode(_png_bytes(img)).decode()}" '
+            f'width="{size}" height="{size}" style="image-rendering:pixelated"/>')
 
 def image_table(res:GiftResult # A search result
                ) -> pd.DataFrame:
@@ -873,9 +949,11 @@ class GiftbenchPanel:
         self._cache, self.result, self.row, self.thread, self.images = {}, None, None, None, None
         paper = {k: int(self.cfg.budgets['giftbench'][k]['paper']) for k in ('population', 'generations', 'n_seeds')}
         st = {'description_width': '110px'}
-        self.dataset = W.Dropdown(options=list(DATASETS), value=self.cfg.dataset if self.cfg.dataset in DATASETS else 'mnist', description='dataset', style=st)   # $LATENTNB_DATASET's, else MNIST
+        self.dataset = W.Dropdown(options=list(DATASETS), value=self.cfg.dataset if self.cfg.dataset in DATASETS else 'mnist',
+                                  description='dataset', style=st)   # $LATENTNB_DATASET's, else MNIST
         self.generator = W.Dropdown(options=list(GENERATORS), value='cgan', description='generator', style=st)
-        self.clf_file = W.Text(value='', placeholder='TorchScript .pt (empty: zoo pair 1, model A)', description='classifier file', style=st)
+        self.clf_file = W.Text(value='', placeholder='TorchScript .pt (empty: zoo pair 1, model A)',
+                               description='classifier file', style=st)
         self.pop = W.BoundedIntText(value=paper['population'], min=2, max=500, description='population', style=st)
         self.iters = W.BoundedIntText(value=paper['generations'], min=1, max=5000, description='iterations', style=st)
         self.step = W.Dropdown(options=['low', 'high'], value='low', description='step size', style=st)
@@ -904,13 +982,16 @@ class GiftbenchPanel:
 @patch
 def _classifier(self:GiftbenchPanel, dataset):
     f = self.clf_file.value.strip()
-    return check_model(f if f else self._clf(dataset), *dataset_shape(dataset), data=dataset, device=self.cfg.device), (Path(f).stem if f else 'zoo-pair1-A')
+    return (check_model(f if f else self._clf(dataset), *dataset_shape(dataset), data=dataset, device=self.cfg.device),
+            (Path(f).stem if f else 'zoo-pair1-A'))
 
 @patch
 def start(self:GiftbenchPanel):
-    "Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status update as it goes"
+    """Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status
+    update as it goes"""
     import threading
-    if self.thread is not None and self.thread.is_alive(): self.status.value = 'A search is running: wait for it to finish'; return self.thread
+    if self.thread is not None and self.thread.is_alive():
+        self.status.value = 'A search is running: wait for it to finish'; return self.thread
     self.thread = threading.Thread(target=self.run, daemon=True); self.thread.start()
     return self.thread
 
@@ -959,7 +1040,8 @@ def _show_result(self:GiftbenchPanel):
     show = self.images.assign(original=[_img_html(x) for x in r.x0], image=[_img_html(x) for x in r.x_fail])
     from IPython.display import HTML, display
     self.table.clear_output()
-    with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']].to_html(escape=False, index=False)))
+    with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']]
+                                  .to_html(escape=False, index=False)))
     self.gallery.clear_output()
     f = r.failed.nonzero().flatten()[:8]
     if len(f):
@@ -978,7 +1060,8 @@ def export(self:GiftbenchPanel, path=None):
     "Handler of the Export button: zip the original and the generated image of every viable seed, and `results.csv`"
     if self.result is None: self.status.value = 'Nothing to export: run a search first'; return None
     p = export_zip(self.result, path or self.zip_path.value, self.dataset.value, self.clf_name)
-    self.status.value = status_line(self.row) + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}'
+    self.status.value = (status_line(self.row)
+                         + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}')
     return p
 
 def control_panel(cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):

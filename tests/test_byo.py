@@ -103,9 +103,9 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
     assert weights_hash(other.model) != weights_hash(gen.model)                         # other images: retrained
     gen = train_generator(d, 'vae', cfg)
     flip = lambda x: _clf()(x)[:, ::-1].copy()                                          # model B swaps left and right
-    res = byo_search(gen, _clf(), flip, budget_evals=60, budget_s=60, seed=0, out_dir=tmp_path/'run', cfg=cfg)
+    res = byo_search(gen, _clf(), flip, max_evals=60, budget_s=60, seed=0, out_dir=tmp_path/'run', cfg=cfg)
     assert 60 <= res.n_evals < 60 + cfg.budget('byo').pop_size and res.unique > 0
-    rerun = byo_search(gen, _clf(), flip, budget_evals=60, budget_s=60, seed=0, out_dir=tmp_path/'run', cfg=cfg)
+    rerun = byo_search(gen, _clf(), flip, max_evals=60, budget_s=60, seed=0, out_dir=tmp_path/'run', cfg=cfg)
     assert (rerun.n_evals, rerun.unique) == (res.n_evals, res.unique)
     flt = byo_filter(gen, cfg)
     assert flt.tau_D is None and flt.keep(gen.heldout.x).mean() >= 0.9 - 1e-9
@@ -116,3 +116,11 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
     assert set(rep.pairs.label_a) <= set(d.classes) and rep.figure is not None
     with pytest.raises(ValueError, match='makes images'):
         byo_search(gen, _clf(), flip, data=ImageData.from_tensors(torch.rand(4, 1, 16, 16), [0, 1, 2, 0]), cfg=cfg)
+
+
+@pytest.mark.parametrize('kw, msg', [(dict(max_evals=0), 'max_evals must be an integer >= 1'),
+                                     (dict(budget_s=-5), 'budget_s must be a number of seconds > 0'),
+                                     (dict(budget_s=float('nan')), 'budget_s must be a number of seconds > 0')])
+def test_byo_search_refuses_a_bad_budget_before_any_work(kw, msg):
+    "The budget is checked first: no generator or model is touched (here: none is even usable)"
+    with pytest.raises(ValueError, match=msg): byo_search(object(), None, None, cfg=load_config('ci', seed_all=False), **kw)

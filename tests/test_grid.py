@@ -108,3 +108,38 @@ def test_gpu_resources_on_a_local_cluster(tmp_path, capsys):
     jobs = product_jobs(demo_job, tmp_path, fixed=dict(steps=2), resources={'GPU': 1}, seed=range(2))
     r = run_grid(jobs, 'dask', workers=1, progress=False)       # the local worker is given {'GPU': 1}
     assert r.computed == 2 and 'Dask dashboard: http' in capsys.readouterr().out
+
+
+def test_parts_version_changes_only_with_the_code_a_run_uses(tmp_path, monkeypatch):
+    "Issue 41, item 4: a run keyed by its strategy's code is redone after a change to that strategy only"
+    import importlib, sys
+    from latentnb import strategies as S
+    from latentnb.grid import code_parts, parts_version
+    before = {n: parts_version(c, S.run_search) for n, c in S.STRATEGIES.items()}
+    assert len(set(before.values())) == len(before)
+    parts = code_parts(S.NSGA2Search, S.run_search)
+    assert 'latentnb.strategies.NSGA2Search.tell' in parts and 'latentnb.fitness.diversity' in parts
+    assert not any(k.startswith('latentnb.strategies.Gift') for k in parts)
+    pkg = tmp_path/'toystrats'; pkg.mkdir(); (pkg/'__init__.py').write_text('')
+    src = ("STEPS = {'a': 1, 'b': 2}\n_CACHE = {}\ndef _a(): return STEPS['a']\ndef _b(): return STEPS['b']\n"
+           "class A:\n    def ask(self): _CACHE['a'] = 1; return _a()\nclass B:\n    def ask(self): return _b()\n")
+    (pkg/'m.py').write_text(src); monkeypatch.syspath_prepend(str(tmp_path))
+    m = importlib.import_module('toystrats.m')
+    v = lambda c: parts_version(c, package='toystrats')
+    a0, b0 = v(m.A), v(m.B)
+    m.A().ask(); assert v(m.A) == a0                                       # a cache's contents do not count
+    (pkg/'m.py').write_text(src.replace('return _b()', 'return _b() + 0')); importlib.reload(m)
+    assert (v(m.A), v(m.B) != b0) == (a0, True)                            # B's change redoes B's runs only
+    (pkg/'m.py').write_text(src.replace("'b': 2", "'b': 3")); importlib.reload(m)
+    assert v(m.A) != a0                                                    # a table both read: both redone
+    sys.modules.pop('toystrats.m', None); sys.modules.pop('toystrats', None)
+
+
+def test_parts_version_is_the_same_in_every_process():
+    "A key that changed with the process's string hashing (a set's order) would never reopen a finished job"
+    import os, subprocess, sys
+    code = ("from latentnb.grid import parts_version; from latentnb.cross import cross_cell; "
+            "from latentnb.rq import method_version; print(parts_version(cross_cell), method_version('DRfuzz'))")
+    out = {subprocess.run([sys.executable, '-c', code], env=dict(os.environ, PYTHONHASHSEED=str(s)), capture_output=True,
+                          text=True, check=True).stdout for s in (1, 2)}
+    assert len(out) == 1, out
