@@ -24,7 +24,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .config import load_config
-from .data import load_dataset, dataset_info, check_img_shape, check_images
+from .data import load_dataset, dataset_info, check_img_shape, check_images, DEFAULT_SHAPE, shape_spec
 from .checkpoints import load_or_train
 from .zoo import fit_classifier, LeNet5
 from .blackbox import predict
@@ -88,11 +88,7 @@ class VectorQuantizer(nn.Module):
         return zq, codebook_loss, commitment_loss, idx
 
 # %% ../nbs/60_argus.ipynb #bdc43b39
-_RULE = dict(multiple=4, min_side=12)   # Argus's image shapes: H and W multiples of 4, at least 12
-
-def _check_shape(img_shape, what:str='Argus') -> tuple:
-    "`img_shape` as a tuple of three ints under Argus's rule, H and W multiples of 4 of at least 12 (`latentnb.data.check_img_shape`)"
-    return check_img_shape(img_shape, what, **_RULE)
+_RULE = dict(multiple=4, min_side=12)   # Argus's image shapes (`latentnb.data.check_img_shape`): H and W multiples of 4, at least 12
 
 def _check_images(x, img_shape=None):
     "Images (N, C, H, W): of the model's `img_shape`, or (None) of any shape Argus builds for (`latentnb.data.check_images`)"
@@ -115,8 +111,9 @@ def _encoder(ch, out, down=2, n_res=0, in_ch=1):
      "`n_res` residual blocks)")
     _check_down(down)
     mid = [nn.Conv2d(ch, 2*ch, 4, 2, 1)] if down == 2 else [nn.Conv2d(ch, 2*ch, 3, 1, 1)]
-    if n_res: return nn.Sequential(nn.Conv2d(in_ch, ch, 4, 2, 1), nn.ReLU(), *mid, *[ResBlock(2*ch) for _ in range(n_res)],
-                                   nn.ReLU(), nn.Conv2d(2*ch, out, 1))
+    if n_res:
+        return nn.Sequential(nn.Conv2d(in_ch, ch, 4, 2, 1), nn.ReLU(), *mid, *[ResBlock(2*ch) for _ in range(n_res)],
+                             nn.ReLU(), nn.Conv2d(2*ch, out, 1))
     return nn.Sequential(nn.Conv2d(in_ch, ch, 4, 2, 1), nn.ReLU(), *mid, nn.ReLU(),
                          nn.Conv2d(2*ch, 2*ch, 3, 1, 1), nn.ReLU(), nn.Conv2d(2*ch, out, 1))
 
@@ -140,9 +137,9 @@ class VQVAE(nn.Module):
                  ch:int=32, # Width of the first convolution
                  down:int=2, # Stride-2 convolutions of the encoder: 1 → 14×14 code grid, 2 → 7×7 (at 28×28; 16×16, 8×8 at 32×32)
                  n_res:int=0, # Residual blocks in the encoder and in the decoder (0: plain convolutions)
-                 img_shape:tuple=(1, 28, 28)): # (C, H, W) of the images: C ≥ 1, H and W multiples of 4 (at least 12)
+                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images: C ≥ 1, H and W multiples of 4 (at least 12)
         super().__init__()
-        self.img_shape = _check_shape(img_shape); C = self.img_shape[0]
+        self.img_shape = check_img_shape(img_shape, 'Argus', **_RULE); C = self.img_shape[0]
         self.enc, self.vq, self.dec = (_encoder(ch, code_dim, down, n_res, C), VectorQuantizer(n_codes, code_dim, beta),
                                        _decoder(ch, code_dim, down, n_res, C))
         self.beta = beta
@@ -169,9 +166,9 @@ class ArgusVAE(nn.Module):
                  ch:int=32, # Width of the first convolution
                  down:int=2, # Stride-2 convolutions: 1 → 14×14 code grid, 2 → 7×7
                  n_res:int=0, # Residual blocks in the encoder and in the decoder, as in `VQVAE`
-                 img_shape:tuple=(1, 28, 28)): # (C, H, W) of the images, as in `VQVAE`
+                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images, as in `VQVAE`
         super().__init__()
-        self.img_shape = _check_shape(img_shape); C = self.img_shape[0]
+        self.img_shape = check_img_shape(img_shape, 'Argus', **_RULE); C = self.img_shape[0]
         self.enc, self.dec, self.beta_kl, self.code_dim = (_encoder(ch, 2*code_dim, down, n_res, C), _decoder(ch, code_dim, down, n_res, C),
                                                            beta_kl, code_dim)
 
@@ -225,9 +222,9 @@ class InputDiscriminator(nn.Module):
     "D_x: five convolutions and two fully connected layers on (N, C, H, W) images ((N, 1, 28, 28) by default) → one logit"
     def __init__(self, ch:int=8, # Channels of the first convolution
                  hidden:int=64, # Units of the hidden fully connected layer
-                 img_shape:tuple=(1, 28, 28)): # (C, H, W) of the images, as in `VQVAE`
+                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images, as in `VQVAE`
         super().__init__()
-        C, H, W = _check_shape(img_shape)
+        C, H, W = check_img_shape(img_shape, 'Argus', **_RULE)
         act = lambda: nn.LeakyReLU(0.2)
         self.net = nn.Sequential(
             nn.Conv2d(C, ch, 3, 1, 1), act(), nn.Conv2d(ch, 2*ch, 4, 2, 1), act(),            # 28 → 14 (32 → 16)
@@ -310,11 +307,7 @@ CKPT_TAG = {'argus': 'argus', '-2D': 'no2d', '-VQ': 'novq'}
 
 def _img_shape(dataset:str) -> tuple:
     "The (C, H, W) of `dataset` (`dataset_info`), checked: Argus trains on every dataset of a shape it builds for"
-    return _check_shape(dataset_info(dataset).shape, f"Argus, dataset {dataset!r}")
-
-def _shape_spec(shape) -> dict:
-    "`{'img_shape': [C, H, W]}` for a shape other than (1, 28, 28), else `{}`: the specs of the 28×28 grey checkpoints stay as committed"
-    return {} if tuple(shape) == (1, 28, 28) else {'img_shape': list(shape)}
+    return check_img_shape(dataset_info(dataset).shape, f"Argus, dataset {dataset!r}", **_RULE)
 
 def _train_data(dataset, cfg):
     _img_shape(dataset)
@@ -329,9 +322,9 @@ def _spec(dataset, kind, epochs, lr_step, B, cfg, **kw) -> dict:
     "Everything an Argus checkpoint's weights depend on"
     return dict(code=ARGUS_CODE, dataset=dataset, n_train=B.n_train, kind=kind, n_codes=B.n_codes, code_dim=B.code_dim,
                 beta=B.beta, beta_kl=B.beta_kl, width=B.width, down=B.down, n_res=B.n_res, epochs=epochs, lr=B.lr, lr_step=lr_step,
-                lr_gamma=B.lr_gamma, bs=B.bs, seed=cfg.seed, **kw, **_shape_spec(_img_shape(dataset)))
+                lr_gamma=B.lr_gamma, bs=B.bs, seed=cfg.seed, **kw, **shape_spec(_img_shape(dataset)))
 
-def _build(kind, B, img_shape=(1, 28, 28)):
+def _build(kind, B, img_shape=DEFAULT_SHAPE):
     torch.manual_seed(0)
     return (VQVAE(B.n_codes, B.code_dim, B.beta, B.width, B.down, B.n_res, img_shape) if kind == 'vq'
             else ArgusVAE(B.code_dim, B.beta_kl, B.width, B.down, B.n_res, img_shape))
@@ -349,7 +342,7 @@ def _pretrained(dataset, kind, cfg):
     shape = _img_shape(dataset)
     return load_or_train(name, lambda: _build(kind, B, shape), train, producer='latentnb.argus (60_argus)', cfg=cfg,
                          meta=dict(kind=kind, n_codes=B.n_codes, code_dim=B.code_dim, beta=B.beta, width=B.width, down=B.down,
-                                   n_res=B.n_res, **_shape_spec(shape)),
+                                   n_res=B.n_res, **shape_spec(shape)),
                          spec=_spec(dataset, kind, B.pre_epochs, step, B, cfg))
 
 def load_vqvae(dataset:str='mnist', # 'mnist', 'fashion-mnist' or any dataset of a shape Argus builds for (e.g. 'colour-mnist', 'cifar10')
@@ -601,20 +594,20 @@ def argus_eval(model:nn.Module, # A trained generator with `.encode`, `.quantize
 class LeNet4(nn.Module):
     "LeNet-4 for (N, C, H, W) images in [0,1] ((N, 1, 28, 28) by default) → logits (N, n_classes)"
     def __init__(self, n_classes:int=10, # Classes (logits)
-                 img_shape:tuple=(1, 28, 28)): # (C, H, W) of the images, as in `VQVAE`
+                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images, as in `VQVAE`
         super().__init__()
-        C, H, W = _check_shape(img_shape)
+        C, H, W = check_img_shape(img_shape, 'Argus', **_RULE)
         h, w = (H//2 - 4)//2, (W//2 - 4)//2                 # 5×5 at 28×28, 6×6 at 32×32
         self.net = nn.Sequential(nn.Conv2d(C, 4, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 16, 5), nn.ReLU(),
                                  nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16*h*w, 120), nn.ReLU(), nn.Linear(120, n_classes))
     def forward(self, x): return self.net(x)
 
 def lenet5(n_classes:int=10, # Classes (logits)
-           img_shape:tuple=(1, 28, 28) # (C, H, W) of the images, as in `VQVAE`
+           img_shape:tuple=DEFAULT_SHAPE # (C, H, W) of the images, as in `VQVAE`
           ) -> nn.Module:
     ("The zoo's `LeNet5` (pair 3's architecture) for `img_shape`: its first fully connected layer takes what the convolutions give "
      "(16·5·5 at 28×28, 16·6·6 at 32×32)")
-    C, H, W = _check_shape(img_shape)
+    C, H, W = check_img_shape(img_shape, 'Argus', **_RULE)
     m = LeNet5(in_ch=C, n_classes=n_classes)
     i = next(k for k, l in enumerate(m) if isinstance(l, nn.Linear))
     with torch.no_grad(): n = nn.Sequential(*list(m)[:i])(torch.zeros(1, C, H, W)).shape[1]
@@ -641,7 +634,7 @@ def load_lenet(dataset:str='mnist', # Any dataset of a shape Argus builds for (`
     def train(m):
         fit(m, x, y, epochs=B.clf_epochs, lr=1e-3, bs=128, opt='adam', progress=False)
         return {'test_accuracy': float((predict(m, xt) == yt).float().mean())}
-    meta = {**_shape_spec(shape), **({'n_classes': K} if K != 10 else {})}   # none for 28×28 grey digits: the manifests as committed
+    meta = shape_spec(shape, K)   # none for 28×28 grey digits: the manifests as committed
     return load_or_train(f"{dataset}-argus-{kind}", build, train, producer='latentnb.argus (61_argus_rq)', cfg=cfg, meta=meta or None)
 
 # %% ../nbs/60_argus.ipynb #66a28608

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .data import DEFAULT_SHAPE
+
 # %% ../nbs/20_blackbox.ipynb #58e61d93
 class BlackBoxError(ValueError):
     "A model's answer (or its refusal of an input) breaks the black-box contract"
@@ -136,7 +138,7 @@ def predict(model, # Anything `as_blackbox` accepts
 
 # %% ../nbs/20_blackbox.ipynb #15820cb7
 def check_model(model, # Anything `as_blackbox` accepts
-                shape:tuple=(1, 28, 28), # Shape (C, H, W) of one input the model must accept
+                shape:tuple=DEFAULT_SHAPE, # Shape (C, H, W) of one input the model must accept
                 n_classes:int=10, # Number of classes it must answer
                 name:str|None=None, # Model name for error messages (default: derived from `model`)
                 data:str|None=None, # Name of the data for error messages, e.g. 'mnist'

@@ -19,11 +19,11 @@ from fastcore.basics import patch
 from torch import nn
 
 from .config import load_config, pick_device
-from .data import load_dataset, dataset_info, augment_dataset, stratified_split, AUGMENTATIONS, SPLIT_SEED
+from .data import load_dataset, dataset_info, augment_dataset, stratified_split, AUGMENTATIONS, SPLIT_SEED, check_img_shape
 from .checkpoints import load_or_train
 from .archive import to_uint8
 from .blackbox import check_model, check_pair, predict_proba
-from .zoo import ModelSpec, check_img_shape, fit_classifier
+from .zoo import ModelSpec, ZOO_RULE, fit_classifier
 from .gan import GAN_DEFAULTS, Generator, Discriminator, gan_layout, init_dcgan, train_gan
 from .vae import ConvVAE, train_vae
 from .generators import LatentGenerator, as_generator
@@ -61,7 +61,7 @@ def as_images(x, # Images: a tensor or array (N, C, H, W), float in [0, 1] or ui
         hint = ('uint8-range floats? divide by 255' if hi > 1.5 and lo >= 0
                 else 'normalised pixels (mean/std or [-1, 1])? undo the normalisation')
         raise ValueError(f"{what}: pixel values must lie in [0, 1], got [{lo:.3g}, {hi:.3g}] ({hint})")
-    check_img_shape(s[1:], what=what)
+    check_img_shape(s[1:], what, **ZOO_RULE)
     return x
 
 # %% ../nbs/91_bring_your_own.ipynb #741dd97b
@@ -167,7 +167,7 @@ def from_folder(cls:ImageData, path, # A folder with one sub-folder per class: p
     from torchvision.datasets import ImageFolder
     from torchvision.datasets.folder import IMG_EXTENSIONS
     path = Path(path)
-    c, h, w = check_img_shape(shape, what=f'from_folder({str(path)!r})')
+    c, h, w = check_img_shape(shape, f'from_folder({str(path)!r})', **ZOO_RULE)
     if c not in (1, 3): raise ValueError(f"from_folder reads images as RGB (C = 3) or greyscale (C = 1); got shape {tuple(shape)}")
     layout = f"accepted: a folder with one sub-folder per class, {path}/<class>/<image> ({', '.join(IMG_EXTENSIONS)})"
     if not path.is_dir(): raise FileNotFoundError(f"No folder {path}; {layout}")

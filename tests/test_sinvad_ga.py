@@ -143,7 +143,8 @@ def test_bad_variant_functions(toy):
 
 
 # --- image shapes: the VAEs build for (C, H, W); MNIST's (1, 28, 28) builds exactly the modules the committed checkpoints hold
-from latentnb.vae import MLPVAE, ConvVAE, DeepConvVAE, KINDS, check_img_shape
+from latentnb.vae import MLPVAE, ConvVAE, DeepConvVAE, KINDS
+from latentnb.data import check_img_shape
 from latentnb.sinvad import latent_space, pixel_space
 
 MNIST_SHAPES = {   # state_dict shapes of the small default-shape VAEs, as before `img_shape`

@@ -66,8 +66,8 @@ def test_torchscript_same_outputs(cls, tmp_path):
 
 
 # --- image shapes: every architecture builds for (C, H, W) and n_classes; 1×28×28 is what the committed checkpoints hold ---
-from latentnb.zoo import (VGG16, SinvadCNN, ARCHS, ModelSpec, ARGUS_SUBJECTS, check_img_shape, shape_fields, zoo_spec,
-                          argus_subject)
+from latentnb.zoo import VGG16, SinvadCNN, ARCHS, ModelSpec, ARGUS_SUBJECTS, ZOO_RULE, zoo_spec, argus_subject
+from latentnb.data import check_img_shape, dataset_info, shape_spec
 from latentnb.config import load_config
 
 ALL = GRAY + [SinvadCNN, resnet18_cifar, ResNet20, InceptionSmall, VGG16]
@@ -89,8 +89,8 @@ def test_default_modules_are_unchanged():
 def test_bad_shapes_are_refused_by_name():
     for bad in [(3, 30, 30), (1, 28, 32), (1, 8, 8), (28, 28)]:
         with pytest.raises(ValueError, match='LeNet5: image shape'): LeNet5(img_shape=bad)
-    with pytest.raises(ValueError, match='H and W multiples of 4, at least 16'): check_img_shape((3, 30, 30))
-    assert check_img_shape((3, 64, 64)) == (3, 64, 64)
+    with pytest.raises(ValueError, match='H and W multiples of 4, at least 16'): check_img_shape((3, 30, 30), **ZOO_RULE)
+    assert check_img_shape((3, 64, 64), **ZOO_RULE) == (3, 64, 64)
 
 def test_spec_builds_for_a_dataset():
     s = ModelSpec('ConvNet4', seed=3)
@@ -103,8 +103,10 @@ def test_spec_builds_for_a_dataset():
 
 def test_specs_record_the_shape_only_off_28():
     ci = load_config('ci', seed_all=False)
-    assert shape_fields('mnist') == {} and shape_fields('fashion-mnist') == {}
-    assert shape_fields('colour-mnist') == {'img_shape': [3, 32, 32]} and shape_fields('emnist-letters') == {'n_classes': 26}
+    fields = lambda d: {k: v for k, v in zoo_spec(PAIRS[1].a, d, ci).items() if k in ('img_shape', 'n_classes')}
+    assert fields('mnist') == {} and fields('fashion-mnist') == {}
+    assert fields('colour-mnist') == {'img_shape': [3, 32, 32]} and fields('emnist-letters') == {'n_classes': 26}
+    assert all(fields(d) == shape_spec(dataset_info(d).shape, dataset_info(d).n_classes) for d in ('mnist', 'svhn', 'emnist-letters'))
     assert 'img_shape' not in zoo_spec(PAIRS[1].a, 'mnist', ci) and zoo_spec(PAIRS[1].a, 'svhn', ci)['img_shape'] == [3, 32, 32]
 
 def test_torchscript_traces_with_the_models_shape(tmp_path):
