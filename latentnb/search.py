@@ -55,11 +55,11 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
     budget_s, max_evals = check_budget(budget_s, max_evals)   # before any work
     strat = NSGA2Search(fitness, pop_size, policy, seed_images, features, restart_gens)
     device = torch.device(device) if device is not None else pick_device()
-    gen = as_generator(generator).to(device)
+    space = search_space(as_generator(generator).to(device))   # built once: the pair's check and the search use it
     obj = objective('differential', model_a, model_b, device=device)
-    with torch.inference_mode():
-        check_pair(obj.model_a, obj.model_b, to_uint8(gen.decode(torch.zeros(2, *gen.latent_shape))).float()/255)
-    return run_search(strat, gen, obj, budget_s, max_evals, out_dir=out_dir, resume=resume, seed=seed, progress=progress,
+    with torch.inference_mode():   # both models answer two decoded images as `run_search` will ask them, or fail here
+        check_pair(obj.model_a, obj.model_b, to_uint8(space.decode(space.clamp(torch.zeros(2, space.d)))).float()/255)
+    return run_search(strat, space, obj, budget_s, max_evals, out_dir=out_dir, resume=resume, seed=seed, progress=progress,
                       callback=callback, label=label or 'search', commit_s=commit_s, warm=warm, sample_size=strat.policy.max_points)
 
 # %% ../nbs/24_search.ipynb #28713f46

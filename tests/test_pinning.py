@@ -148,6 +148,14 @@ def test_ci_giftbench_search(demo):
         check(f'ci/giftbench_search-{variant}', fingerprint(failed=r.failed, iterations=r.iterations, z_fail=r.z_fail,
                                                             x_fail=r.x_fail, pred=r.pred, best_margin=r.best_margin))
 
+def test_ci_diffgan_search(demo, tmp_path):
+    "DiffGAN's entry point (its own argument checks and space around `run_search`'s nsga2)"
+    from latentnb.search import diffgan_search
+    gen, a, b, x, y = demo
+    res = diffgan_search(gen, a, b, budget_s=1e9, max_evals=300, out_dir=tmp_path/'dg', pop_size=20, seed=3, device='cpu',
+                         policy=ReclusterPolicy(max_share=None), progress=False, seed_images=x[:100])
+    check('ci/diffgan_search', archive_fp(res))
+
 def test_ci_drfuzz_search(demo, tmp_path):
     from latentnb.baseline import drfuzz_search
     gen, a, b, x, y = demo
