@@ -40,7 +40,8 @@ from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_gen
 from .grid import Job, run_grid, parts_version
 
 # %% ../nbs/80_giftbench.ipynb #a7c10002
-GIFT_RULE = dict(multiple=4, min_side=8, square=True)   # the GIFTbench models' image shapes: square, sides multiples of 4, at least 8
+# the GIFTbench models' image shapes (`latentnb.data.check_img_shape`): square, sides multiples of 4, at least 8
+GIFT_RULE = dict(what='the GIFTbench models', multiple=4, min_side=8, square=True)
 
 # %% ../nbs/80_giftbench.ipynb #6b636a2f
 class CondBatchNorm2d(nn.Module):
@@ -61,7 +62,7 @@ class CondGenerator(nn.Module):
                  img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images (`GIFT_RULE`)
         super().__init__()
         self.nz, self.n_classes, self.ngf = nz, n_classes, ngf
-        self.img_shape = check_img_shape(img_shape, 'the GIFTbench models', **GIFT_RULE); c, h, _ = self.img_shape
+        self.img_shape = check_img_shape(img_shape, **GIFT_RULE); c, h, _ = self.img_shape
         self.side0 = s = h//4
         self.emb = nn.Embedding(n_classes, 16)
         self.fc = nn.Linear(nz + 16, 2*ngf*s*s); self.bn0 = CondBatchNorm2d(2*ngf, n_classes)              # H/4 (7x7 at 28)
@@ -79,7 +80,7 @@ class CondDiscriminator(nn.Module):
                  ndf:int=64, # Width: channels at H/2 (2·ndf at H/4)
                  img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images (`GIFT_RULE`)
         super().__init__()
-        self.n_classes, self.img_shape = n_classes, check_img_shape(img_shape, 'the GIFTbench models', **GIFT_RULE)
+        self.n_classes, self.img_shape = n_classes, check_img_shape(img_shape, **GIFT_RULE)
         c, h, _ = self.img_shape
         self.body = nn.Sequential(
             nn.Conv2d(c, ndf, 4, 2, 1), nn.LeakyReLU(0.2, True),              # H/2 (14x14 at 28)
@@ -155,7 +156,7 @@ class GuidedUNet(nn.Module):
         super().__init__()
         from diffusers import UNet2DModel
         from diffusers.configuration_utils import FrozenDict
-        self.img_shape = check_img_shape(img_shape, 'the GIFTbench models', **GIFT_RULE); c, h, _ = self.img_shape
+        self.img_shape = check_img_shape(img_shape, **GIFT_RULE); c, h, _ = self.img_shape
         if h % 2**(len(channels) - 1):
             raise ValueError(f"img_shape {img_shape!r}: {len(channels)} resolution levels halve the side {len(channels) - 1} times, "
                              f"so H must be a multiple of {2**(len(channels) - 1)}")
@@ -233,7 +234,7 @@ def dataset_shape(dataset:str # A dataset of `latentnb.data`
     "`(img_shape, n_classes)` of `dataset`, or a ValueError naming the datasets the GIFTbench models accept"
     if dataset not in _data.DATASETS: raise ValueError(f"Unknown dataset {dataset!r}; accepted: {', '.join(DATASETS)}")
     i = dataset_info(dataset)
-    try: return check_img_shape(i.shape, 'the GIFTbench models', **GIFT_RULE), i.n_classes
+    try: return check_img_shape(i.shape, **GIFT_RULE), i.n_classes
     except ValueError as e: raise ValueError(f"{dataset}: {e}; datasets accepted: {', '.join(DATASETS)}") from None
 
 # %% ../nbs/80_giftbench.ipynb #c1a55e02
@@ -244,7 +245,7 @@ class GiftDeepConv(nn.Module):
                  n_classes:int=10, # Classes (logits)
                  img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images: two poolings make the dense layer 64·(H/4)·(W/4) wide
         super().__init__()
-        img_shape = check_img_shape(img_shape, 'the GIFTbench models', **GIFT_RULE)
+        img_shape = check_img_shape(img_shape, **GIFT_RULE)
         if in_ch is not None and in_ch != img_shape[0]:
             if img_shape != DEFAULT_SHAPE: raise ValueError(f"in_ch={in_ch} contradicts img_shape {img_shape}")
             img_shape = (in_ch, *img_shape[1:])

@@ -182,7 +182,7 @@ def test_colour_training_runs_and_lowers_the_diffusion_loss():
 
 @pytest.mark.parametrize('bad', [(3, 30, 30), (1, 28, 32), (2, 28), (0, 28, 28), (1, 4, 4)])
 def test_bad_shapes_are_refused_clearly(bad):
-    for f in (lambda s: check_img_shape(s, 'the GIFTbench models', **GIFT_RULE), lambda s: CGAN(img_shape=s),
+    for f in (lambda s: check_img_shape(s, **GIFT_RULE), lambda s: CGAN(img_shape=s),
               lambda s: build_unet(img_shape=s), lambda s: GiftDeepConv(img_shape=s)):
         with pytest.raises(ValueError, match=r'is not supported.*square sides H = W, H and W multiples of 4'): f(bad)
 
