@@ -224,6 +224,7 @@ class SearchResult:
     label: str = ''
     eval_seconds: float = 0.0 # Time spent decoding and asking the models (this session)
     session_seconds: float = 0.0 # Wall time of this session
+    details: object = None # What a strategy reports at the end (`Strategy.details`), e.g. SINVAD's best candidate per seed
 
     @property
     def eval_share(self):
@@ -260,6 +261,7 @@ class Batch:
 class Strategy:
     "Base of the search strategies: `setup`, `ask`, `tell`, `after_add`; random state kept picklable"
     name = 'strategy'
+    ends = False  # True: the strategy says when it is done (`done`), so a run needs no budget
     _transient = ()  # attributes not pickled with the state (e.g. callables): the caller's object supplies them on resume
     def resume(self, saved:'Strategy') -> 'Strategy':
         "The saved strategy, with this object's transient attributes"
@@ -271,6 +273,8 @@ class Strategy:
     def tell(self, space, batch:Batch, ev:dict, u8:torch.Tensor) -> dict: return {}
     def after_add(self, archive:Archive, now:float) -> dict: return {}
     def result_fields(self) -> dict: return {}
+    def done(self) -> bool: "Whether the strategy has nothing left to ask (checked before each batch)"; return False
+    def details(self, space, objective): "What the run reports at the end beside the archive (`SearchResult.details`)"
     def __getstate__(self):
         return {k: (('__gen__', v.get_state()) if isinstance(v, torch.Generator) else v) for k, v in self.__dict__.items()
                 if k not in self._transient}
@@ -311,17 +315,20 @@ def as_strategy(strategy, # A `Strategy`, or a name in `STRATEGIES`
     if strategy not in STRATEGIES: raise ValueError(f"Unknown strategy {strategy!r}; accepted: {sorted(STRATEGIES)}")
     return STRATEGIES[strategy](**kwargs)
 
-def _bar(budget_s, progress, desc):
-    return tqdm(total=float(budget_s), disable=not progress, desc=desc, leave=False,
-                bar_format='{desc} {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}')
+def _bar(budget_s, progress, desc, max_evals=None):
+    "A bar over the budget's seconds, else over its evaluations, else a counter of evaluations (a strategy that ends by itself)"
+    if budget_s is not None:
+        return tqdm(total=float(budget_s), disable=not progress, desc=desc, leave=False,
+                    bar_format='{desc} {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}')
+    return tqdm(total=max_evals, disable=not progress, desc=desc, leave=False, unit=' evals')
 
 @torch.inference_mode()
-def _evaluate(space, objective, batch):
-    "uint8 images of the batch and the objective's answers on them (as the archive will store them)"
+def _evaluate(space, objective, batch, quantise:bool=True):
+    "uint8 images of the batch and the objective's answers on them (as the archive stores them, or the decoded floats)"
     x = batch.x if batch.x is not None else space.decode(batch.v)
     u8 = to_uint8(x).cpu()
     exp = batch.expected if batch.expected is not None else (space.labels(batch.v) if batch.x is None else None)
-    return u8, objective(u8.float()/255, exp)
+    return u8, objective(u8.float()/255 if quantise else x, exp)
 
 # %% ../nbs/08_strategies.ipynb #49c32e74
 def check_size(name:str, # The argument's name, for the message
@@ -360,11 +367,11 @@ def _open_run(strategy, space, objective, out_dir, resume:bool, warm:bool, sampl
         raise ValueError(f"{out_dir} holds a run of {st['key']}, not {key}; pass resume=False or another out_dir")
     return strat, archive, out_dir, st, key
 
-def _one_batch(strat, space, objective, archive, gen:int, t0:float) -> tuple:
+def _one_batch(strat, space, objective, archive, gen:int, t0:float, quantise:bool=True) -> tuple:
     "Ask, evaluate, tell and archive the triggering inputs as generation `gen`: (u8, answers, trig, extra, seconds evaluating)"
     batch = strat.ask(space, objective)
     te = time.perf_counter()
-    u8, ev = _evaluate(space, objective, batch)
+    u8, ev = _evaluate(space, objective, batch, quantise)
     t_eval = time.perf_counter() - te
     extra = strat.tell(space, batch, ev, u8) or {}
     trig = ev['trig'].cpu()
@@ -378,7 +385,7 @@ def _one_batch(strat, space, objective, archive, gen:int, t0:float) -> tuple:
 def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in `strategy_kw`)
                generator, # Anything `as_generator` accepts, a `Space` (`search_space`), or 'pixels'
                objective:Objective, # `objective(name, model_a, ...)`
-               budget_s:float=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run)
+               budget_s:float|None=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run); None: none
                max_evals:int|None=None, # Optional cap on evaluations (checked between batches)
                images:tuple|None=None, # (x, y): real images, the seeds' and partners' pool (see `search_space`)
                out_dir=None, # Folder of the archive and resume state (default: a new temporary folder)
@@ -390,16 +397,20 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
                commit_s:float=5.0, # Commit the resumable state at most this often (seconds; 0: every batch)
                warm:bool=True, # Let the strategy pay one-off costs (`prepare`) before the clock starts
                sample_size:int=2000, # Archive images kept in memory as a uniform sample
+               quantise:bool=True, # The objective sees the images as the archive stores them (uint8); False: the decoded floats
                **strategy_kw # Parameters of a strategy given by name
               ) -> SearchResult:
     "Run `strategy` on `generator` for `objective` until the budget is spent; the triggering inputs go to one `Archive`"
     budget_s, max_evals = check_budget(budget_s, max_evals)
     space = search_space(generator, images)
     strat, archive, out_dir, st, key = _open_run(strategy, space, objective, out_dir, resume, warm, sample_size, strategy_kw)
+    if budget_s is None and max_evals is None and not strat.ends:
+        raise ValueError(f"budget_s=None needs max_evals or a strategy that ends by itself; {strat.name!r} does not")
     t_session = time.perf_counter()
     if st:
         strat = strat.resume(st['strategy']); n_evals, n_gen, n_trig, elapsed0 = st['n_evals'], st['n_gen'], st['n_trig'], st['elapsed']
-        note_reopened('search' if elapsed0 >= budget_s or (max_evals and n_evals >= max_evals) else 'search (resumed)', str(out_dir))
+        spent = (budget_s is not None and elapsed0 >= budget_s) or (max_evals and n_evals >= max_evals) or strat.done()
+        note_reopened('search' if spent else 'search (resumed)', str(out_dir))
     else:
         n_evals = n_gen = n_trig = 0; elapsed0 = 0.0
         note_made(str(out_dir))
@@ -408,13 +419,14 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
     state = lambda: dict(strategy=strat, key=key, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig, elapsed=time.perf_counter() - t0)
     hist, interrupted, t_eval = [], False, 0.0
     t_commit = time.perf_counter()
-    bar = _bar(budget_s, progress, label or strat.name)
+    bar = _bar(budget_s, progress, label or strat.name, max_evals)
     try:
         while True:
             elapsed = time.perf_counter() - t0
             # a fresh run evaluates one batch at least
-            if (elapsed >= budget_s and (n_gen or st)) or (max_evals and n_evals >= max_evals): break
-            u8, ev, trig, extra, dt = _one_batch(strat, space, objective, archive, n_gen + 1, t0)
+            over = budget_s is not None and elapsed >= budget_s and (n_gen or st)   # a fresh run evaluates one batch at least
+            if over or (max_evals and n_evals >= max_evals) or strat.done(): break
+            u8, ev, trig, extra, dt = _one_batch(strat, space, objective, archive, n_gen + 1, t0, quantise)
             t_eval += dt; n_evals += len(u8)
             n_gen += 1; n_trig += int(trig.sum())
             if callback is not None or time.perf_counter() - t_commit >= commit_s:
@@ -424,7 +436,7 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
                        near_unique=archive.n_near_unique, best_fitness=float(ev['fitness'].max()) if len(u8) else float('nan'), **extra)
             hist.append(row)
             if progress:
-                bar.n = min(elapsed, budget_s)
+                bar.n = min(elapsed, budget_s) if budget_s is not None else min(n_evals, max_evals or n_evals)   # seconds, else evaluations
                 bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}, unique={len(archive)}", refresh=False); bar.refresh()
             if callback is not None: callback(row)
         archive.commit(**state())
@@ -437,7 +449,8 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
         n_evals, n_gen, n_trig, elapsed = (st.get(k, 0) for k in ('n_evals', 'n_gen', 'n_trig', 'elapsed'))
     finally: bar.close()
     return SearchResult(archive, n_evals, n_gen, elapsed, n_trig, history=pd.DataFrame(hist), interrupted=interrupted,
-                        label=label, eval_seconds=t_eval, session_seconds=time.perf_counter() - t_session, **strat.result_fields())
+                        label=label, eval_seconds=t_eval, session_seconds=time.perf_counter() - t_session,
+                        details=strat.details(space, objective), **strat.result_fields())
 
 # %% ../nbs/08_strategies.ipynb #bb30fa66
 @register_strategy
