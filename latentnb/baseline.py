@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['SELECT_ALPHA', 'MAX_SELECT', 'MAX_FAULT_TYPES', 'RuleChain', 'FuzzResult', 'select_prob', 'FuzzState',
-           'drfuzz_search']
+           'drfuzz_search', 'PixelMutation']
 
 # %% ../nbs/40_baseline.ipynb #4049eac9
 import tempfile, time
@@ -21,7 +21,7 @@ from .archive import Archive, to_uint8
 from .blackbox import as_blackbox, check_pair
 from .config import pick_device
 from .mutation import RULES, RULE_PARAMS, mutate, mutate_batch  # DRfuzz's rules (notebook 09); RULES, mutate still importable here
-from .strategies import SearchResult, _bar, check_budget, check_size
+from .strategies import Batch, SearchResult, Strategy, _bar, _seed_round, check_budget, check_size, register_strategy
 from .validity import disc_scores
 
 # %% ../nbs/40_baseline.ipynb #cff523d4
@@ -362,3 +362,28 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
             S.imgs = S.imgs[:S.n_seeds + len(st['added'])]
     finally: bar.close()
     return _result(S, archive, chain, hist, interrupted, elapsed, elapsed0, t_mut, fidelity, label)
+
+# %% ../nbs/40_baseline.ipynb #8f614a42
+@register_strategy
+class PixelMutation(Strategy):
+    "DRfuzz's mutation rules on the decoded seed images; mutants that raise the fitness join the corpus"
+    name = 'pixel_mutation'
+    def __init__(self, n_seeds:int=100, batch:int=100, max_corpus:int=2000):
+        self.n_seeds, self.batch = check_size('n_seeds', n_seeds), check_size('batch', batch)
+        self.max_corpus = check_size('max_corpus', max_corpus, self.n_seeds, 'the seeds are its first entries')
+    def setup(self, space, objective, seed):
+        super().setup(space, objective, seed)
+        v0, y0 = _seed_round(space, objective, self.n_seeds, self.g)
+        self.x = to_uint8(space.decode(v0)).float()/255; self.y = y0
+        self.f = objective(self.x, y0)['fitness'].cpu().double()
+        self.rng = np.random.default_rng(seed)
+    def ask(self, space, objective):
+        self.par = torch.from_numpy(self.rng.integers(0, len(self.x), self.batch))
+        x = mutate_batch(self.x[self.par], self.rng.integers(0, len(RULES), self.batch), self.rng)
+        return Batch(torch.zeros(self.batch, 0), self.y[self.par], x)
+    def tell(self, space, batch, ev, u8):
+        f = ev['fitness'].cpu().double(); up = f > self.f[self.par]
+        if up.any() and len(self.x) < self.max_corpus:
+            self.x = torch.cat([self.x, u8[up].float()/255]); self.y = torch.cat([self.y, self.y[self.par[up]]])
+            self.f = torch.cat([self.f, f[up]])
+        return dict(corpus=len(self.x))

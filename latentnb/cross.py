@@ -26,6 +26,7 @@ from .grid import Job, parts_version
 from .fitness import ReclusterPolicy
 import latentnb.strategies
 import latentnb.gan, latentnb.vae, latentnb.argus, latentnb.giftbench   # each registers its generators' loaders
+import latentnb.sinvad, latentnb.baseline   # with giftbench: the papers' strategies register themselves
 
 # %% ../nbs/90_cross_product.ipynb #1d4307df
 CROSS_OBJECTIVES = ('differential', 'misclassification')

@@ -12,6 +12,7 @@ from latentnb.archive import Archive
 from latentnb.config import load_config
 from latentnb.cross import cell_evals, cross_jobs, faithful_to, judge_cell, near_free_index
 from latentnb.strategies import STRATEGIES
+import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
 
 
 def test_slow_generators_get_their_own_cap():

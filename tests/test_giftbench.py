@@ -100,7 +100,7 @@ def test_panel_starts_on_the_running_dataset(monkeypatch):
 
 # --- the authors' GA (variant 'gift', the default): deeptestai/genai_tigs tig_*.py
 from latentnb.giftbench import logit_margin, gift_extent
-from latentnb.strategies import gift_offspring, gift_step, gift_sigma, gift_parents
+from latentnb.giftbench import gift_offspring, gift_step, gift_sigma, gift_parents
 
 def test_logit_margin_is_the_logit_difference():
     lg = torch.tensor([[2., 0.5, -1.], [0., 3., 1.]])

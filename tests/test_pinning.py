@@ -24,6 +24,7 @@ from latentnb.data import load_dataset
 from latentnb.demo import demo_models
 from latentnb.fitness import ReclusterPolicy
 from latentnb.strategies import STRATEGIES, objective, run_search, search_space
+import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
 
 PINS = Path(__file__).with_name('pins.json')
 REPIN = os.environ.get('LATENTNB_REPIN') == '1'

@@ -8,6 +8,7 @@ import torch
 
 from latentnb.demo import demo_models
 from latentnb.strategies import STRATEGIES, as_strategy, objective, run_search
+import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
 
 BAD_BUDGETS = [  # (keyword arguments, the words the error must contain)
     (dict(budget_s=-5), 'budget_s must be a number of seconds > 0'),

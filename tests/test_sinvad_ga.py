@@ -3,9 +3,9 @@ import pytest
 import torch
 from torch import nn
 
-from latentnb.strategies import (SINVAD_VARIANTS, SinvadGA, HillClimb, search_space, sinvad_offspring, sinvad_parents,
-                                 sinvad_sigma, sinvad_distance)
-from latentnb.sinvad import ga_search, hill_climb, sinvad_fitness, ranking_key
+from latentnb.strategies import search_space
+from latentnb.sinvad import (SINVAD_VARIANTS, SinvadGA, HillClimb, sinvad_offspring, sinvad_parents, sinvad_sigma, sinvad_distance,
+                             ga_search, hill_climb, sinvad_fitness, ranking_key)
 from latentnb.blackbox import predict, predict_proba
 
 
