@@ -6,11 +6,12 @@
 __all__ = ['ARGUS_DATASETS', 'VARIANTS', 'CKPT_TAG', 'ARGUS_CODE', 'LENETS', 'CIFAR_SUBJECTS', 'WHITE_BOX', 'W_ADV_GRID',
            'W_ADV_LAM', 'W_ADV_SSIM_TOL', 'VectorQuantizer', 'ResBlock', 'VQVAE', 'ArgusVAE', 'interpolate',
            'partner_index', 'LatentDiscriminator', 'InputDiscriminator', 'd_loss', 'g_adv_loss', 'argus_step',
-           'train_argus', 'load_vqvae', 'load_argus', 'partner_draws', 'reconstruct', 'generate', 'recon_fidelity',
-           'argus_metrics', 'distinct_draws', 'argus_eval', 'LeNet4', 'lenet5', 'load_lenet', 'pick_per_class',
-           'balanced_holdout', 'retrain_gain', 'white_box', 'argus_classifiers', 'argus_pool', 'argus_seeds',
-           'argus_context', 'baseline_inputs', 'eval_job', 'load_eval', 'white_box_job', 'retrain_job', 'rq1_jobs',
-           'protocol_jobs', 'ablation_jobs', 'white_box_jobs', 'retrain_jobs', 'choose_w_adv', 'argus_published']
+           'train_argus', 'load_vqvae', 'load_argus', 'partner_draws', 'reconstruct', 'NoFailures', 'argus_space',
+           'ArgusInterpolation', 'generate', 'recon_fidelity', 'argus_metrics', 'distinct_draws', 'argus_eval',
+           'LeNet4', 'lenet5', 'load_lenet', 'pick_per_class', 'balanced_holdout', 'retrain_gain', 'white_box',
+           'argus_classifiers', 'argus_pool', 'argus_seeds', 'argus_context', 'baseline_inputs', 'eval_job',
+           'load_eval', 'white_box_job', 'retrain_job', 'rq1_jobs', 'protocol_jobs', 'ablation_jobs', 'white_box_jobs',
+           'retrain_jobs', 'choose_w_adv', 'argus_published']
 
 # %% ../nbs/60_argus.ipynb #537609ea
 import copy, math, re, time
@@ -413,6 +414,122 @@ def reconstruct(model:nn.Module, # A generator with `.encode`, `.quantize`, `.de
     model.eval(); dev = next(model.parameters()).device
     return torch.cat([model.decode(model.quantize(model.encode(x[i:i+bs].to(dev)))).cpu() for i in range(0, len(x), bs)])
 
+
+# %% ../nbs/60_argus.ipynb #a60obj01
+import tempfile
+from contextlib import nullcontext
+from itertools import islice
+from fastcore.basics import patch
+from .generators import vqvae_generator
+from .strategies import Batch, Space, Strategy, check_size, register_strategy, run_search
+
+class NoFailures:
+    "The objective of a generation without a classifier under test: nothing triggers, so nothing is archived"
+    name = 'none'
+    def __init__(self, n_classes:int=10): self.n_classes = n_classes   # Columns of the (zero) probabilities it answers
+    def __call__(self, x:torch.Tensor, # Images (N, C, H, W)
+                 expected:torch.Tensor|None=None # The label each should keep (unused)
+                ) -> dict:
+        p = torch.zeros(len(x), self.n_classes)
+        return dict(p_a=p, p_b=p, fitness=torch.zeros(len(x)), trig=torch.zeros(len(x), dtype=torch.bool))
+    def __repr__(self): return f'NoFailures(n_classes={self.n_classes})'
+
+def argus_space(model:nn.Module, # A generator with `.encode`, `.quantize`, `.decode`
+                x:torch.Tensor # Images of its `img_shape` (the first is encoded for the codes' shape)
+               ) -> Space:
+    "The space Argus searches: the model's continuous codes, flattened and unbounded; decoding quantises them first"
+    gen = vqvae_generator(model)
+    gen.latent_shape = tuple(int(s) for s in gen.encode(x[:1]).shape[1:])
+    d = int(np.prod(gen.latent_shape))
+    return Space(gen.name, gen, gen.latent_shape, np.full(d, -np.inf, np.float32), np.full(d, np.inf, np.float32))
+
+def _n_draws(y_seed, y_pool, n_partners:int) -> int:
+    "How many draws `partner_draws` makes: `n_partners` per seed and pool class other than the seed's"
+    return n_partners*int((torch.unique(y_pool).cpu()[None] != torch.as_tensor(y_seed).cpu().reshape(-1, 1)).sum())
+
+
+# %% ../nbs/60_argus.ipynb #a60str01
+@register_strategy
+class ArgusInterpolation(Strategy):
+    ("Argus's Algorithm 1 on the one loop: each seed's code moved λ of the way to the codes of `n_partners` pool images of every "
+     "other class (Eq. 11, `partner_draws`), decoded `bs` draws at a time; it ends when every draw is handed out")
+    name, ends = 'argus', True
+    any_generator = False   # it interpolates a model's own codes (`argus_space`): not a cell of the cross product
+    _transient = ('_seeds', '_pool', '_z', '_draws', '_pending')   # images, codes and the draws' iterator: rebuilt on resume
+    def __init__(self, lam:float=0.2, # λ of Eq. 11
+                 n_partners:int=1, # Partners per other class and seed
+                 bs:int=512, # Draws per batch (the decoder's chunk)
+                 seeds:tuple|None=None, # (x, y): the seeds and their labels (None: `n_seeds` random images of the space's)
+                 pool:tuple|None=None, # (x, y): the images the partners are drawn from (None: the space's images)
+                 n_seeds:int=10): # Seeds drawn from the space's images when `seeds` is None
+        if n_partners < 1: raise ValueError(f"n_partners must be at least 1, got {n_partners}")
+        if not 0 <= lam <= 1: raise ValueError(f"λ must lie in [0, 1], got {lam}")
+        self.lam, self.n_partners, self.bs, self.n_seeds = lam, n_partners, check_size('bs', bs), check_size('n_seeds', n_seeds)
+        self._seeds, self._pool, self._z, self._draws, self._pending = seeds, pool, None, None, None
+
+    def _data(self, space) -> tuple:
+        "`(x_seed, y_seed, x_pool, y_pool)`: as given, else the space's images (the seeds: those at `seed_ids`)"
+        xp, yp = self._pool if self._pool is not None else space._pool()
+        xs, ys = self._seeds if self._seeds is not None else (xp[self.seed_ids], yp[self.seed_ids])
+        return xs, ys, xp, yp
+
+    def setup(self, space, objective, seed):
+        super().setup(space, objective, seed)
+        if space.generator is None or not space.can_encode:
+            raise ValueError(f"{space.name}: Argus interpolates codes and needs a generator that encodes (e.g. `argus_space(model, x)`)")
+        if self._seeds is None:   # `n_seeds` random images of the pool
+            n = len((self._pool if self._pool is not None else space._pool())[0])
+            self.seed_ids = torch.randperm(n, generator=self.g)[:self.n_seeds]
+        xs, self.y_seed, xp, self.y_pool = self._data(space)
+        self.seed, self.k, self.n_batches = seed, 0, -(-_n_draws(self.y_seed, self.y_pool, self.n_partners)//self.bs)
+        self.parts = dict(x=[], seed_idx=[], pool_idx=[], trig=[])
+
+    def done(self) -> bool: return self.k >= self.n_batches
+
+
+# %% ../nbs/60_argus.ipynb #a60str02
+@patch
+@torch.no_grad()
+def _codes_of(self:ArgusInterpolation, space) -> tuple:
+    "The seeds' and the pool's codes, encoded `bs` images at a time (once per process: not part of the saved state)"
+    if self._z is None:
+        xs, _, xp, _ = self._data(space); gen, bs = space.generator, self.bs
+        enc = lambda x: torch.cat([gen.encode(x[i:i+bs]) for i in range(0, len(x), bs)]) if len(x) else None
+        self._z = enc(xs), enc(xp)
+    return self._z
+
+@patch
+@torch.no_grad()
+def ask(self:ArgusInterpolation, space, objective) -> Batch:
+    "The next chunk of draws: interpolated codes (v), the seeds' labels (expected) and the decoded images (x, CPU floats)"
+    if self._draws is None:   # a fresh run, or a resumed one: the same draws, the first `k` chunks skipped
+        self._draws = islice(partner_draws(self.y_seed, self.y_pool, self.n_partners, self.seed, self.bs), self.k, None)
+    s, p = next(self._draws)
+    z_seed, z_pool = self._codes_of(space); dev = z_seed.device
+    z, y = interpolate(z_seed[s.to(dev)], z_pool[p.to(dev)], self.lam), self.y_seed[s]
+    x = space.generator.decode(z, y if space.conditional else None, bs=len(z)).cpu()
+    self._pending = (x, s, p)
+    return Batch(space.with_labels(z.cpu(), y), y, x)
+
+@patch
+def tell(self:ArgusInterpolation, space, batch, ev, u8) -> dict:
+    "Keep the chunk's images and draws, and the objective's verdicts on them"
+    for k, v in zip(('x', 'seed_idx', 'pool_idx', 'trig'), (*self._pending, ev['trig'].cpu())): self.parts[k].append(v)
+    self.k += 1; self._pending = None
+    return {}
+
+@patch
+def details(self:ArgusInterpolation, space, objective) -> dict:
+    "What `generate` returns: the images (CPU) and their bookkeeping; with a classifier's objective also its verdicts (`trig`)"
+    cat = lambda k, empty: torch.cat(self.parts[k]) if self.parts[k] else empty
+    si, pj = (cat(k, torch.zeros(0, dtype=torch.long)) for k in ('seed_idx', 'pool_idx'))
+    out = dict(x=cat('x', torch.zeros(0, *self._data(space)[0].shape[1:])), seed_idx=si,
+               label=self.y_seed[si], other_label=self.y_pool[pj], lam=self.lam)
+    if not isinstance(objective, NoFailures): out['trig'] = cat('trig', torch.zeros(0, dtype=torch.bool))
+    return out
+
+
+# %% ../nbs/60_argus.ipynb #a60gen01
 @torch.no_grad()
 def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`, `.decode`
              x_seed:torch.Tensor, # Seeds (N, C, H, W), of the model's `img_shape`
@@ -421,16 +538,20 @@ def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`,
              y_pool:torch.Tensor, # Their labels
              lam:float=0.2, # λ of Eq. 11
              n_partners:int=1, # Partners per other class and seed
-             seed:int=0, bs:int=512) -> dict:
-    "Algorithm 1, materialised: interpolate every seed with images of every other class; returns images (CPU) and bookkeeping"
-    model.eval(); dev = next(model.parameters()).device
-    z_seed, z_pool = _codes(model, x_seed, bs), _codes(model, x_pool, bs)
-    out, si, pj = [], [], []
-    for s, p in partner_draws(y_seed, y_pool, n_partners, seed, bs):
-        out.append(model.decode(model.quantize(interpolate(z_seed[s.to(dev)], z_pool[p.to(dev)], lam))).cpu())
-        si.append(s); pj.append(p)
-    si, pj = torch.cat(si), torch.cat(pj)
-    return dict(x=torch.cat(out), seed_idx=si, label=y_seed[si], other_label=y_pool[pj], lam=lam)
+             seed:int=0, bs:int=512,
+             objective=None, # The classifier under test's objective, e.g. `objective('misclassification', clf)` (None: `NoFailures`)
+             out_dir=None # Folder of the run's archive of the objective's failures, emptied first (None: a temporary one, removed)
+            ) -> dict:
+    ("Algorithm 1, materialised: interpolate every seed with images of every other class; returns images (CPU) and bookkeeping "
+     "(`run_search` with `ArgusInterpolation`; with an `objective`, also its verdicts `trig`)")
+    strat = ArgusInterpolation(lam, n_partners, bs, seeds=(x_seed, y_seed), pool=(x_pool, y_pool))
+    obj = objective if objective is not None else NoFailures()
+    with tempfile.TemporaryDirectory(prefix='latentnb-argus-') if out_dir is None else nullcontext(out_dir) as d:
+        res = run_search(strat, argus_space(model, x_seed if len(x_seed) else x_pool), obj, budget_s=None, out_dir=d, resume=False,
+                         seed=seed, progress=False, commit_s=math.inf, quantise=False)
+    if res.interrupted: raise KeyboardInterrupt
+    return res.details
+
 
 # %% ../nbs/60_argus.ipynb #0a545bca
 from .validity import ssim_pairs

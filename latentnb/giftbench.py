@@ -9,16 +9,16 @@ __all__ = ['GIFT_RULE', 'DATASETS', 'GIFT_CLF', 'GIFT_VARIANTS', 'GIFT_PARENTS',
            'GIFT_RESULT_FILE', 'TABLE3_ROW_FILE', 'CondBatchNorm2d', 'CondGenerator', 'CondDiscriminator', 'CGAN',
            'train_cgan', 'GuidedUNet', 'build_unet', 'train_ddpm', 'dataset_shape', 'GiftDeepConv', 'gift_classifier',
            'margin', 'viable_seeds', 'logit_margin', 'gift_step', 'gift_parents', 'gift_sigma', 'gift_offspring',
-           'GiftGA', 'GiftResult', 'gift_extent', 'giftbench_search', 'proxy_oracle', 'judges_oracle', 'summarise',
-           'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3', 'table3_tests', 'cgan_spec', 'ddpm_spec',
-           'load_cgan', 'load_ddpm', 'load_generator', 'load_generators', 'sample_quality', 'quality_table',
-           'inference_ms', 'run_giftbench', 'export_zip', 'save_gift_result', 'load_gift_result', 'table3_context',
-           'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect', 'default_classifier', 'image_table',
-           'status_line', 'GiftbenchPanel', 'control_panel']
+           'GiftGA', 'GiftResult', 'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search', 'proxy_oracle',
+           'judges_oracle', 'summarise', 'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3',
+           'table3_tests', 'cgan_spec', 'ddpm_spec', 'load_cgan', 'load_ddpm', 'load_generator', 'load_generators',
+           'sample_quality', 'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'save_gift_result',
+           'load_gift_result', 'table3_context', 'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect',
+           'default_classifier', 'image_table', 'status_line', 'GiftbenchPanel', 'control_panel']
 
 # %% ../nbs/80_giftbench.ipynb #7906890a
-import io, json, math, re, time, zipfile
-from dataclasses import dataclass, field, asdict, fields
+import io, json, math, re, tempfile, time, zipfile
+from dataclasses import dataclass, field, asdict, fields, replace
 from pathlib import Path
 from typing import Callable
 
@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from .config import load_config
@@ -36,7 +37,8 @@ from .stats import proportion_test
 from .checkpoints import load_or_train, checkpoint_entry, weights_hash
 from .blackbox import check_model, predict_proba
 from .gan import ema_update
-from .strategies import Batch, Strategy, _latent_mask, _seed_round, check_size, register_strategy
+from .strategies import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_search,
+                                 search_space)
 from . import zoo as _zoo
 from .generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator, register_loader, _ddim_kwargs
 from .grid import Job, run_grid, parts_version
@@ -391,53 +393,125 @@ def gift_offspring(Pa:torch.Tensor, # Populations (n, pop, D)
 # %% ../nbs/80_giftbench.ipynb #a1f0c004
 @register_strategy
 class GiftGA(Strategy):
-    """GIFTbench's GA from `n_seeds` seeds at a time; a seed stops at its first failure
-    (`variant`: 'gift' = the authors' operators, 'latentnb' = the project's earlier ones)"""
+    """GIFTbench's GA: `pop` perturbed copies of each seed evolve for `generations`, a seed stops at its first failure;
+    rounds of `n_seeds` seeds drawn from the space, or one run from the `seeds` given (then the strategy ends by itself)"""
     name = 'gift_ga'
-    def __init__(self, n_seeds:int=10, pop:int=25, generations:int=250, step:float|str='low', elite:int|None=None, cx:float|None=None,
-                 variant:str='gift', n_extent:int=1000):
+    _transient = ('callback',)   # a callable: not pickled with the state
+    def __init__(self, n_seeds:int=10, # Seeds per round drawn from the space (unused with `seeds`)
+                 pop:int=25, # Population per seed
+                 generations:int=250, # Generations per seed
+                 step:float|str='low', # 'low'/'high' ('gift': `gift_step` of the range; 'latentnb': the generator's `steps`), or a σ
+                 elite:int|None=None, # 'gift': parents (default `gift_parents(pop)`); 'latentnb': elite (default 1)
+                 cx:float|None=None, # Crossover probability (default: 'gift' 1, 'latentnb' 0.5)
+                 variant:str='gift', # 'gift' (the authors' operators) or 'latentnb' (the project's earlier ones)
+                 n_extent:int=1000, # 'gift' without `extent`: the latent range is taken over this many draws of the space
+                 seeds:tuple|None=None, # (z0 (S, dz), y (S,)): search once from these latents and labels; None: draw seeds
+                 extent:tuple|None=None, # 'gift': the latent range (lo, hi) (None: from `n_extent` draws)
+                 callback=None): # `callback(generation, n_active)` after each generation that breeds offspring
         if variant not in GIFT_VARIANTS: raise ValueError(f"variant must be one of {', '.join(GIFT_VARIANTS)}, got {variant!r}")
         self.n_seeds, self.pop = check_size('n_seeds', n_seeds), check_size('pop', pop, 2, 'crossover needs two parents')
         self.generations, self.n_extent = check_size('generations', generations), check_size('n_extent', n_extent)
-        self.step, self.variant = step, variant
+        self.step, self.variant, self.callback = step, variant, callback
         self.elite = elite if elite is not None else (gift_parents(pop) if variant == 'gift' else 1)
         self.cx = cx if cx is not None else (1.0 if variant == 'gift' else 0.5)
-    def setup(self, space, objective, seed):
-        super().setup(space, objective, seed); self.left = 0
-        if self.variant == 'gift':   # the authors' range: min and max over 1,000 latents (prior draws or encoded pool images)
+        self.extent = None if extent is None else tuple(float(e) for e in extent)
+        self.z_seed = self.y_seed = None
+        if seeds is not None:
+            z, y = seeds
+            self.z_seed, self.y_seed = torch.as_tensor(z).cpu().flatten(1).float(), torch.as_tensor(y).cpu().long()
+            if len(self.y_seed) != len(self.z_seed): raise ValueError(f"{len(self.z_seed)} seed latents but {len(self.y_seed)} labels")
+    @property
+    def ends(self) -> bool: return self.z_seed is not None   # given seeds: one run, then done
+    def done(self) -> bool: return self.z_seed is not None and (self.left == 0 or not self.active.any())
+
+# %% ../nbs/80_giftbench.ipynb #a1f0c00a
+@patch
+def setup(self:GiftGA, space, objective, seed):
+    Strategy.setup(self, space, objective, seed)  # (a patched method has no zero-argument super())
+    self.left = 0
+    if self.variant == 'gift':   # the authors' range: min and max over 1,000 latents (prior draws or encoded pool images)
+        if self.extent is None:
             v = space.sample(self.n_extent, torch.Generator().manual_seed(seed))[:, :space.dz]
-            self.lo, self.hi = float(v.min()), float(v.max()); self.sigma = gift_step(self.lo, self.hi, self.step)
-        else:
-            steps = space.generator.steps if space.generator is not None else {'low': 0.05, 'high': 0.2}
-            self.sigma = float(steps[self.step]) if isinstance(self.step, str) else float(self.step)
-    def _clamp(self, space, z):
-        z = space.clamp(z.reshape(-1, space.d)).view(z.shape)
-        if self.variant != 'gift': return z
-        m = _latent_mask(space).bool()
-        return torch.where(m, z.clamp(self.lo, self.hi), z)
-    def ask(self, space, objective):
-        S, pop, d, m = self.n_seeds, self.pop, space.d, _latent_mask(space)
-        if self.left == 0 or not self.active.any():
-            v0, self.y0 = _seed_round(space, objective, S, self.g)
-            P = v0[:, None].repeat(1, pop, 1); first = 0 if self.variant == 'gift' else 1   # the authors perturb every copy
-            P[:, first:] += self.sigma*torch.randn(S, pop - first, d, generator=self.g)*m
-            self.P, self.v0 = self._clamp(space, P), v0
-            self.sig, self.prev = torch.full((S,), self.sigma), torch.full((S,), float('inf'))
-            self.active = torch.ones(S, dtype=torch.bool); self.left = self.generations
-        self.idx = self.active.nonzero().flatten()
-        return Batch(self.P[self.idx].reshape(-1, d), self.y0[self.idx].repeat_interleave(pop))
-    def tell(self, space, batch, ev, u8):
-        n, pop, d = len(self.idx), self.pop, space.d
-        M = -ev['fitness'].cpu().float().view(n, pop); wrong = ev['trig'].cpu().view(n, pop).any(1)
-        self.active[self.idx[wrong]] = False; self.left -= 1
-        keep = ~wrong; ik = self.idx[keep]
-        if keep.any() and self.left:
-            if self.variant == 'gift':
-                best = M[keep].min(1).values
-                self.sig[ik] = gift_sigma(self.sig[ik], self.sigma, best, self.prev[ik]); self.prev[ik] = best
-            self.P[ik] = gift_offspring(self.P[ik], M[keep], self.elite, self.cx, self.sig[ik], self.g, lambda z: self._clamp(space, z),
-                                        _latent_mask(space), self.variant, self.v0[ik])
-        return dict(active=int(self.active.sum()))
+            self.lo, self.hi = float(v.min()), float(v.max())
+        else: self.lo, self.hi = self.extent
+        self.sigma = gift_step(self.lo, self.hi, self.step)
+    else:
+        steps = space.generator.steps if space.generator is not None else {'low': 0.05, 'high': 0.2}
+        self.sigma = float(steps[self.step]) if isinstance(self.step, str) else float(self.step)
+    if self.z_seed is not None:
+        if self.z_seed.shape[1] != space.dz:
+            raise ValueError(f"the seeds have {self.z_seed.shape[1]} latent coordinates, the space {space.name!r} {space.dz}")
+        S = len(self.z_seed)   # GIFTbench's per-seed result (`details`)
+        self.failed, self.iters = torch.zeros(S, dtype=torch.bool), torch.full((S,), self.generations)
+        self.z_fail, self.pred = self.z_seed.clone(), self.y_seed.clone()
+        self.hist = torch.full((S, self.generations), float('nan'))
+        self._round(space, objective)
+
+@patch
+def _round(self:GiftGA, space, objective):
+    """A new round: `n_seeds` seeds drawn from the space (genes: all `space.d` coordinates) or the given ones (genes: the `dz`
+    latent ones), `pop` copies of each, perturbed and clamped"""
+    if self.z_seed is None: v0, self.y0 = _seed_round(space, objective, self.n_seeds, self.g)
+    else: v0, self.y0 = self.z_seed, self.y_seed
+    S, k, pop = len(v0), v0.shape[1], self.pop
+    P = v0[:, None].repeat(1, pop, 1); first = 0 if self.variant == 'gift' else 1   # the authors perturb every copy
+    P[:, first:] += self.sigma*torch.randn(S, pop - first, k, generator=self.g)*_latent_mask(space)[:k]
+    self.P, self.v0 = self._clamp(space, P), v0
+    self.sig, self.prev = torch.full((S,), self.sigma), torch.full((S,), float('inf'))
+    self.active = torch.ones(S, dtype=torch.bool); self.left = self.generations
+
+@patch
+def _clamp(self:GiftGA, space, z):
+    "`z` (…, genes) in the space's box, then ('gift') its latent genes in the authors' range [lo, hi]"
+    k = z.shape[-1]; box = lambda b: torch.as_tensor(b[:k], dtype=z.dtype)
+    z = torch.minimum(torch.maximum(z, box(space.low)), box(space.high))
+    if self.variant != 'gift': return z
+    return torch.where(_latent_mask(space)[:k].bool(), z.clamp(self.lo, self.hi), z)
+
+# %% ../nbs/80_giftbench.ipynb #a1f0c00b
+@patch
+def ask(self:GiftGA, space, objective):
+    if self.left == 0 or not self.active.any(): self._round(space, objective)
+    self.idx = self.active.nonzero().flatten()
+    v, y = self.P[self.idx].reshape(-1, self.P.shape[2]), self.y0[self.idx].repeat_interleave(self.pop)
+    return Batch(v if v.shape[1] == space.d else space.with_labels(v, y), y)
+
+@patch
+def tell(self:GiftGA, space, batch, ev, u8):
+    "One generation: record the failures, then the survivors' step control ('gift') and next populations (`gift_offspring`)"
+    n, pop = len(self.idx), self.pop
+    M = -ev['fitness'].cpu().float().view(n, pop); trig = ev['trig'].cpu().view(n, pop); wrong = trig.any(1)
+    self.active[self.idx[wrong]] = False; self.left -= 1
+    if self.z_seed is not None: self._record(ev['p_a'], batch.expected, trig, M)
+    keep = ~wrong; ik = self.idx[keep]
+    if keep.any() and self.left:
+        if self.variant == 'gift':
+            best = M[keep].min(1).values
+            self.sig[ik] = gift_sigma(self.sig[ik], self.sigma, best, self.prev[ik]); self.prev[ik] = best
+        self.P[ik] = gift_offspring(self.P[ik], M[keep], self.elite, self.cx, self.sig[ik], self.g, lambda z: self._clamp(space, z),
+                                    _latent_mask(space)[:self.P.shape[2]], self.variant, self.v0[ik])
+        if self.callback is not None: self.callback(self.generations - self.left, int(self.active.sum()))
+    return dict(active=int(self.active.sum()))
+
+@patch
+def _record(self:GiftGA, p, y, trig, M):
+    """Given seeds: the best `margin` of each live seed's generation; a failing seed's first misclassified individual (the
+    lowest margin) and its label; at the end of the budget, each survivor's best individual (lowest `M`)"""
+    n, pop = trig.shape; idx, it = self.idx, self.generations - self.left
+    mg = margin(p, y).view(n, pop); top = torch.as_tensor(p).argmax(1).view(n, pop)
+    self.hist[idx, it - 1] = mg.min(1).values
+    for j in trig.any(1).nonzero().flatten().tolist():
+        k, s = torch.where(trig[j], mg[j], torch.inf).argmin(), idx[j]
+        self.failed[s], self.iters[s] = True, it
+        self.z_fail[s], self.pred[s] = self.P[s, k], top[j, k]
+    if self.left == 0:   # budget spent: the survivors report their best individual
+        for j in (~trig.any(1)).nonzero().flatten().tolist(): self.z_fail[idx[j]] = self.P[idx[j], M[j].argmin()]
+
+@patch
+def details(self:GiftGA, space, objective):
+    "Given seeds: GIFTbench's per-seed result (failed, iterations, z_fail, pred, best_margin) and the σ₀ used; else None"
+    if self.z_seed is None: return None
+    return dict(failed=self.failed, iterations=self.iters, z_fail=self.z_fail, pred=self.pred, best_margin=self.hist, sigma=self.sigma)
 
 # %% ../nbs/80_giftbench.ipynb #bb908894
 @dataclass
@@ -452,7 +526,7 @@ class GiftResult:
     best_margin:torch.Tensor  # (S, generations) best margin per generation, NaN after a seed stopped
     pct_viable:float = 100.0; n_candidates:int = 0
     seconds:float = 0.0
-    variant:str = 'gift'; bounds:tuple|None = None  # the search's operators (notebook 08) and the latent range it clamped to
+    variant:str = 'gift'; bounds:tuple|None = None  # the search's operators (`GIFT_VARIANTS`) and the latent range it clamped to
 
     @property
     def df(self) -> pd.DataFrame:
@@ -486,6 +560,35 @@ def gift_extent(gen:LatentGenerator, # The generator
         cache[n, seed] = (float(z.min()), float(z.max()))
     return cache[n, seed]
 
+# %% ../nbs/80_giftbench.ipynb #a7c10011
+@dataclass(eq=False)
+class GiftObjective:
+    """A black box `classify` (images -> probabilities) as an objective of `run_search`: GIFTbench's fitness, maximised (minus the
+    authors' `logit_margin`, or minus `margin` for 'latentnb'), and a misclassification of the expected label as the failure"""
+    classify:Callable # Black box: images -> probabilities (N, K)
+    variant:str = 'gift' # 'gift' (fitness −`logit_margin`) or 'latentnb' (fitness −`margin`)
+    name:str = 'gift_margin' # Name in a run's key
+
+    def expected(self, x:torch.Tensor) -> torch.Tensor:
+        "The label a seed without one should keep: the classifier's"
+        return torch.as_tensor(self.classify(x)).float().argmax(1).cpu()
+
+    def __call__(self, x:torch.Tensor, # Images (N, C, H, W) in [0, 1]
+                 expected:torch.Tensor # Expected label of each image (N,)
+                ) -> dict:
+        p = torch.as_tensor(self.classify(x)).float().cpu(); y = torch.as_tensor(expected).long().cpu()
+        fit = (logit_margin if self.variant == 'gift' else margin)(p, y)
+        return dict(p_a=p, p_b=F.one_hot(y, p.shape[1]).float(), fitness=-fit, trig=p.argmax(1) != y)
+
+def gift_space(gen:LatentGenerator, # The generator
+               bounds:tuple|None # (lo, hi) on every latent coordinate (None: unbounded)
+              ) -> Space:
+    "The `Space` of `gen` (`search_space`, with its class coordinate when conditional) whose latent box is `bounds`"
+    s = search_space(gen, box=None)
+    lo, hi = s.low.copy(), s.high.copy()
+    lo[:s.dz], hi[:s.dz] = bounds if bounds is not None else (-np.inf, np.inf)
+    return replace(s, low=lo, high=hi)
+
 # %% ../nbs/80_giftbench.ipynb #9edc9c5c
 def giftbench_search(gen:LatentGenerator, # The generator
                      classify, # Black box: images -> probabilities (N, K)
@@ -501,60 +604,26 @@ def giftbench_search(gen:LatentGenerator, # The generator
                      callback=None, # `callback(generation, n_active)` after each generation (for widgets)
                      variant:str='gift', # 'gift' (the authors' GA) or 'latentnb' (the project's earlier operators)
                     ) -> GiftResult:
-    "GIFTbench's GA on the latents of `gen`, stopping each seed at its first misclassification"
+    """GIFTbench's GA on the latents of `gen`, stopping each seed at its first misclassification: `GiftGA` from the seeds `z0`
+    on `run_search`, in the space `gift_space` whose latent box is the range the search clamps to"""
     check_size('pop', pop, 2, 'crossover needs two parents'); check_size('generations', generations)
     if variant not in GIFT_VARIANTS: raise ValueError(f"variant must be one of {', '.join(GIFT_VARIANTS)}, got {variant!r}")
-    t0, gift = time.time(), variant == 'gift'
-    elite = elite if elite is not None else (gift_parents(pop) if gift else 1); cx = cx if cx is not None else (1.0 if gift else 0.5)
-    if gift:
-        lo, hi = gift_extent(gen); sigma = gift_step(lo, hi, step)
-        clamp = lambda z: z.clamp(lo, hi); bounds = (lo, hi)
-    else:
-        sigma = float(gen.steps[step]) if isinstance(step, str) else float(step)
-        clamp, bounds = gen.clamp, gen.bounds
-    g = torch.Generator().manual_seed(seed)
+    t0 = time.time()
+    bounds = gift_extent(gen) if variant == 'gift' else gen.bounds   # the authors' range, or the generator's bounds
     S, shape = len(z0), tuple(gen.latent_shape); D = int(np.prod(shape))
-    y = torch.as_tensor(y).long()
-    z0 = z0.cpu(); Z0 = z0.reshape(S, D).float()
-    P = Z0[:, None].repeat(1, pop, 1)
-    first = 0 if gift else 1                                             # the authors perturb every copy of the seed
-    P[:, first:] += sigma*torch.randn(S, pop - first, D, generator=g); P = clamp(P)
-    sig, prev = torch.full((S,), sigma), torch.full((S,), float('inf'))  # per-seed step control ('gift')
-    active = torch.ones(S, dtype=torch.bool)
-    failed = torch.zeros(S, dtype=torch.bool); iters = torch.full((S,), generations)
-    z_fail = Z0.clone(); pred = y.clone()
-    hist = torch.full((S, generations), float('nan'))
+    y, z0 = torch.as_tensor(y).long(), z0.cpu()
+    ga = GiftGA(pop=pop, generations=generations, step=step, elite=elite, cx=cx, variant=variant, seeds=(z0.reshape(S, D), y),
+                extent=bounds if variant == 'gift' else None, callback=callback)
     x0 = gen.decode(z0.reshape(S, *shape), y).cpu() if S else torch.zeros(0, *_image_shape(gen))
-    for it in tqdm(range(1, generations + 1), desc=f'GIFTbench {gen.name} σ={sigma:g}', disable=not progress or S == 0):
-        idx = active.nonzero().flatten(); n = len(idx)
-        if n == 0: break
-        Yp = y[idx].repeat_interleave(pop)
-        prob = torch.as_tensor(classify(gen.decode(P[idx].reshape(n*pop, *shape), Yp))).float().cpu()   # every live seed in one decode
-        M = margin(prob, Yp).view(n, pop); top = prob.argmax(1).view(n, pop)
-        Fit = logit_margin(prob, Yp).view(n, pop) if gift else M
-        hist[idx, it - 1] = M.min(1).values
-        wrong = top != Yp.view(n, pop)
-        for j in wrong.any(1).nonzero().flatten().tolist():
-            k = torch.where(wrong[j], M[j], torch.inf).argmin()
-            s = idx[j]; failed[s] = True
-            iters[s] = it; active[s] = False
-            z_fail[s] = P[s, k]; pred[s] = top[j, k]
-        keep = ~wrong.any(1)
-        if not keep.any() or it == generations:
-            if it == generations:  # budget exhausted: report the best individual
-                for j in keep.nonzero().flatten().tolist(): z_fail[idx[j]] = P[idx[j], Fit[j].argmin()]
-            continue
-        idx, Fit = idx[keep], Fit[keep]
-        if gift:
-            best = Fit.min(1).values
-            sig[idx] = gift_sigma(sig[idx], sigma, best, prev[idx]); prev[idx] = best
-        P[idx] = gift_offspring(P[idx], Fit, elite, cx, sig[idx], g, clamp, variant=variant, origin=Z0[idx])   # notebook 08
-        if callback: callback(it, int(active.sum()))
+    with tempfile.TemporaryDirectory(prefix='latentnb-giftbench-') as d:   # the run's archive (its failures) is not kept
+        r = run_search(ga, gift_space(gen, bounds), GiftObjective(classify, variant), budget_s=None, out_dir=d, seed=seed,
+                       progress=progress and S > 0, label=f'GIFTbench {gen.name} ({variant}, step {step})', quantise=False)
+    if r.interrupted: raise KeyboardInterrupt('giftbench_search: interrupted')   # no partial result, as before
     if callback: callback(generations, 0)
-    zf = z_fail.view(S, *shape)
+    o = r.details; zf = o['z_fail'].view(S, *shape)
     x_fail = gen.decode(zf, y).cpu() if S else torch.zeros(0, *_image_shape(gen))
-    return GiftResult(gen.name, sigma, y, z0.reshape(S, *shape), x0, failed, iters, zf, x_fail, pred, hist,
-                      seconds=time.time() - t0, variant=variant, bounds=bounds)
+    return GiftResult(gen.name, o['sigma'], y, z0.reshape(S, *shape), x0, o['failed'], o['iterations'], zf, x_fail, o['pred'],
+                      o['best_margin'], seconds=time.time() - t0, variant=variant, bounds=bounds)
 
 # %% ../nbs/80_giftbench.ipynb #18a9a7bf
 PROXY_NAME = 'automatic proxy: zoo reference classifier'
@@ -741,7 +810,7 @@ GENERATORS = ('vae', 'cgan', 'ddpm')
 # σ of the GA's Gaussian perturbation per generator for the project's earlier operators (`variant='latentnb'`), 'low' and
 # 'high' step: the project's, set when notebook 80 was first written (commit e326092) and equal to the adapters' defaults in
 # `latentnb.generators` (notebook 06). The default search (`variant='gift'`) uses the authors' rule instead: `gift_step` of
-# the generator's latent range (`gift_extent`), read from GIFTbench's code (notebook 08).
+# the generator's latent range (`gift_extent`), read from GIFTbench's code (`GiftGA`'s section).
 GIFT_STEPS = {
     'vae':  {'low': 0.1, 'high': 0.5},    # N(0, I) prior clamped to ±VAE_BOUND: a tenth / half of the prior's standard deviation
     'cgan': {'low': 0.1, 'high': 0.5},    # the same N(0, I) prior (100-d latent): the same fractions
@@ -1058,8 +1127,6 @@ def status_line(row:dict # A `summarise` row
             f"(over all viable seeds, a seed without failure counted at the budget), {row['seconds']} s")
 
 # %% ../nbs/80_giftbench.ipynb #5c34ecd5
-from fastcore.basics import patch
-
 class GiftbenchPanel:
     "Widgets and handlers of the GIFTbench control panel (show `.widget`); Run searches in a background thread"
     def __init__(self, cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
@@ -1079,7 +1146,7 @@ class GiftbenchPanel:
         self.pop = W.BoundedIntText(value=paper['population'], min=2, max=500, description='population', style=st)
         self.iters = W.BoundedIntText(value=paper['generations'], min=1, max=5000, description='iterations', style=st)
         self.step = W.Dropdown(options=['low', 'high'], value='low', description='step size', style=st)
-        self.variant = W.Dropdown(options=list(GIFT_VARIANTS), value='gift', description='GA operators', style=st)   # notebook 08
+        self.variant = W.Dropdown(options=list(GIFT_VARIANTS), value='gift', description='GA operators', style=st)
         self.n_seeds = W.BoundedIntText(value=int(B.n_seeds), min=1, max=1000, description='seeds', style=st)
         low = {k: (paper[k], int(B[k])) for k in ('population', 'generations') if int(B[k]) < paper[k]}
         self.note = W.HTML('' if not low else

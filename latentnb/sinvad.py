@@ -6,22 +6,21 @@
 __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 'SINVAD_INIT', 'SINVAD_P_RESET',
            'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENS', 'MIX_CODE', 'RESULT_FIELDS', 'sinvad_settings',
            'latent_space', 'pixel_space', 'model_under_test', 'penultimate', 'zoo_model', 'centroid_pairs',
-           'between_clusters', 'sinvad_parents', 'sinvad_sigma', 'sinvad_distance', 'sinvad_offspring', 'SinvadGA',
-           'coordinate_moves', 'element_move', 'HillClimb', 'sinvad_fitness', 'ranking_key', 'SinvadResult',
-           'ga_search', 'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs',
-           'rarely_confused_pairs', 'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result',
-           'load_result', 'boundary_job', 'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_gens',
-           'escape_search', 'detection_job', 'detection_jobs']
+           'between_clusters', 'sinvad_distance', 'sinvad_fitness', 'ranking_key', 'sinvad_parents', 'sinvad_sigma',
+           'sinvad_offspring', 'SinvadResult', 'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search',
+           'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs',
+           'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job',
+           'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_gens', 'escape_search', 'detection_job',
+           'detection_jobs']
 
 # %% ../nbs/51_sinvad.ipynb #ec23ce89
-import inspect, math
+import inspect, math, tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from .config import load_config
 from .data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE
@@ -30,8 +29,8 @@ from .report import image_grid
 from .zoo import LeNet5, fit_classifier, accuracy, load_pair
 from .blackbox import predict_proba, predict
 from .generators import vae_generator
-from .strategies import (INFEASIBLE, Batch, Space, Strategy, _latent_mask, _seed_round, check_size, rank_key,
-                                 register_strategy, search_space, top2_gap)
+from .strategies import (INFEASIBLE, Batch, Objective, Space, Strategy, _latent_mask, _seed_round, check_size, rank_key,
+                                 register_strategy, run_search, search_space, top2_gap)
 
 # %% ../nbs/51_sinvad.ipynb #e3fcbb70
 def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
@@ -51,7 +50,7 @@ def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
         ('classifier', P['classifier'], 'LeNet-5 of the zoo (pair 3, Adam)', '`model_under_test`'),
         ('GA', P['GA'], "`ga_search(variant='sinvad')`: σ reset to 0.1, ×0.7 when the best does not improve; parents from the top 10; "
          'single-point crossover; binomial reset (p 0.5) to the seed; L1 distance; stop when σ < 1e-3',
-         "notebook 08 gives each operator's source; `variant='latentnb'` = the earlier operators"),
+         "notebook 51 gives each operator's source (`SinvadGA`); `variant='latentnb'` = the earlier operators"),
         *rows])
 
 # %% ../nbs/51_sinvad.ipynb #1e623f7e
@@ -121,6 +120,38 @@ def between_clusters(a:torch.Tensor, # Activations of the images to place (N, F)
     between two clusters, near 0 = inside one"""
     return centroid_pairs(a, a_ref, y_ref)[1]
 
+# %% ../nbs/51_sinvad.ipynb #ce8e575a
+def sinvad_distance(v:torch.Tensor, # Candidates (…, d)
+                    v0:torch.Tensor, # Seeds, broadcastable
+                    ord:int=1 # 1: the authors' |E(i) − E(i0)| summed (L1); 2: Euclidean (the 'latentnb' variant)
+                   ) -> torch.Tensor:
+    "Distance of each candidate to its seed"
+    return (v - v0).abs().sum(-1) if ord == 1 else (v - v0).norm(dim=-1)
+
+def sinvad_fitness(v:torch.Tensor, # Candidates (..., d)
+                   v_seed:torch.Tensor, # Seed vectors, broadcastable to `v`
+                   probs:torch.Tensor, # Model probabilities of the decoded candidates (..., K)
+                   label:torch.Tensor, # Seed labels M(x) (broadcastable to probs[..., 0])
+                   target:torch.Tensor|None=None, # Target classes for Eq. 4 (None: untargeted Eq. 1)
+                   ord:int=1, # Distance: 1 = the authors' L1 (paper |E(i) − E(i0)|), 2 = Euclidean (the 'latentnb' GA)
+                  ):
+    """Eq. 1 (or Eq. 4 with `target`): distance to the seed where the decision changed (reached the target), else ∞; plus the guide
+    used to rank the ∞s"""
+    pred = probs.argmax(-1)
+    d = sinvad_distance(v, v_seed, ord)
+    if target is None:
+        ok = pred != label
+        guide = probs.gather(-1, label.expand_as(pred).unsqueeze(-1)).squeeze(-1)
+    else:
+        ok = pred == target
+        guide = 1 - probs.gather(-1, target.expand_as(pred).unsqueeze(-1)).squeeze(-1)
+    return torch.where(ok, d, torch.full_like(d, float('inf'))), guide
+
+def ranking_key(fit, guide):
+    "Sort key (float64): finite fitness first (by distance), then the ∞s by their guide (in [0,1])"
+    fit, guide = fit.double(), guide.double()
+    return torch.where(torch.isfinite(fit), fit, INFEASIBLE + guide)
+
 # %% ../nbs/51_sinvad.ipynb #9d9d0a5c
 SINVAD_VARIANTS = ('sinvad', 'latentnb')   # the paper's / authors' GA (default), the project's earlier operators
 SINVAD_PARENTS = 10      # paper §4: parents from the top 10 (the authors' gen_bound_imgs.py keeps best_left = 20)
@@ -147,13 +178,6 @@ def sinvad_sigma(sigma:torch.Tensor, # Current σ per seed (…)
                 ) -> torch.Tensor:
     "The authors' step control (gen_bound_imgs.py: `if now_best == prev_best: mut_size *= 0.7 else: mut_size = 0.1`)"
     return torch.where(best == prev, sigma*decay, torch.full_like(sigma, float(sigma0)))
-
-def sinvad_distance(v:torch.Tensor, # Candidates (…, d)
-                    v0:torch.Tensor, # Seeds, broadcastable
-                    ord:int=1 # 1: the authors' |E(i) − E(i0)| summed (L1); 2: Euclidean (the 'latentnb' variant)
-                   ) -> torch.Tensor:
-    "Distance of each candidate to its seed"
-    return (v - v0).abs().sum(-1) if ord == 1 else (v - v0).norm(dim=-1)
 
 # %% ../nbs/51_sinvad.ipynb #4415edbe
 def sinvad_offspring(P:torch.Tensor, # Ranked populations (S, pop, d), best first
@@ -190,17 +214,40 @@ def sinvad_offspring(P:torch.Tensor, # Ranked populations (S, pop, d), best firs
     return torch.where(reset, v0[:, None].expand_as(child), child)
 
 # %% ../nbs/51_sinvad.ipynb #8ab488b8
+@dataclass
+class SinvadResult:
+    "The best candidate per seed of a search"
+    v: torch.Tensor         # best vectors (S, d)
+    x: torch.Tensor         # their images (S, C, H, W)
+    found: torch.Tensor     # whether the fitness is finite (decision changed / target reached), (S,)
+    distance: torch.Tensor  # f of the best candidate (∞ when not found), (S,)
+    label: torch.Tensor     # model's label of the best candidate, (S,)
+    seed_label: torch.Tensor  # M(x_seed), (S,)
+    probs: torch.Tensor     # model probabilities of the best candidates (S, K)
+    history: list = field(default_factory=list)  # fraction of seeds found after each generation
+
 @register_strategy
 class SinvadGA(Strategy):
-    """SINVAD's GA from `n_seeds` seeds at a time, up to `gens` generations per round
-    (`variant`: 'sinvad' = the paper's / authors' operators, 'latentnb' = the project's earlier ones)"""
+    """SINVAD's GA (`variant`: 'sinvad' = the paper's / authors' operators, 'latentnb' = the project's earlier ones), up to `gens`
+    generations per round. Without `seeds`: `n_seeds` seeds drawn from the space per round, ranked by the objective (`rank_key`),
+    round after round until the budget is spent. With `seeds`: one round from them, ranked by Eq. 1 / Eq. 4 on the objective's
+    probabilities (`sinvad_fitness`, `ranking_key`); then it ends and reports a `SinvadResult` (`ga_search`)"""
     name = 'sinvad_ga'
+    seeds = labels = target = None
     def __init__(self, n_seeds:int=10, pop:int|None=None, gens:int|None=None, elite:int|None=None, sigma:float|None=None,
                  grow:float=1.25, shrink:float=0.9, p_reset:float|None=None, variant:str='sinvad',
-                 sigma_init:float=SINVAD_INIT, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP):
+                 sigma_init:float=SINVAD_INIT, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP,
+                 seeds:torch.Tensor|None=None, # Seed vectors (S, d) to search from, once (`n_seeds` is then S); None: drawn from the space
+                 labels:torch.Tensor|None=None, # With `seeds`: the model's label of each seed (S,), M(x) of Eq. 1
+                 target:torch.Tensor|None=None, # With `seeds`: a target class per seed (S, 1) for Eq. 4; None: Eq. 1
+                ):
         _check_sinvad_variant(variant)
         paper = variant == 'sinvad'
-        self.n_seeds, self.variant = check_size('n_seeds', n_seeds), variant
+        if seeds is None and (labels is not None or target is not None):
+            raise ValueError("labels and target go with given seeds: pass seeds=<vectors (S, d)> too")
+        if seeds is not None and labels is None: raise ValueError("given seeds need labels=<the model's label of each seed (S,)>")
+        self.seeds, self.labels, self.target = seeds, labels, target
+        self.n_seeds, self.variant = len(seeds) if seeds is not None else check_size('n_seeds', n_seeds), variant
         self.pop = pop if pop is not None else (SINVAD_POP if paper else 20)
         self.gens = gens if gens is not None else (SINVAD_GENS if paper else 30)
         self.elite = elite if elite is not None else (sinvad_parents(self.pop) if paper else 4)
@@ -208,57 +255,77 @@ class SinvadGA(Strategy):
         self.p_reset = p_reset if p_reset is not None else (SINVAD_P_RESET if paper else 0.05)
         self.grow, self.shrink, self.sigma_init, self.decay, self.min_step = grow, shrink, sigma_init, decay, min_step
         check_size('pop', self.pop, 2, 'crossover needs two parents'); check_size('gens', self.gens)
-    def setup(self, space, objective, seed): super().setup(space, objective, seed); self.left = 0
-    def ask(self, space, objective):
+    @property
+    def ends(self) -> bool: return self.seeds is not None   # given seeds: one round, then done
+    def setup(self, space, objective, seed):
+        super().setup(space, objective, seed); self.left = 0
+        if self.seeds is not None: self._round(space, objective)
+    def done(self) -> bool:
+        "Given seeds: after `gens` generations or ('sinvad') once every seed has stopped"
+        return self.seeds is not None and (self.left == 0 or (self.variant == 'sinvad' and not self.active.any()))
+    def _round(self, space, objective):
+        "A round: its seeds (given, or drawn from the space), their first populations, σ and each seed's best so far"
         S, d, m = self.n_seeds, space.d, _latent_mask(space)
+        if self.seeds is None: self.v0, self.y0 = _seed_round(space, objective, S, self.g)
+        else: self.v0, self.y0 = torch.as_tensor(self.seeds).float(), torch.as_tensor(self.labels).long()
+        self.found = torch.zeros(S, dtype=torch.bool)
+        self.best_key, self.best_f = torch.full((S,), float('inf'), dtype=torch.float64), torch.full((S,), float('inf'))
+        self.best_v, self.hist = self.v0.clone(), []
+        if self.variant == 'sinvad':   # authors: every individual is the seed + 0.7·N(0, I); σ starts at 0.1
+            self.sig, self.prev = torch.full((S, 1, 1), float(self.sigma)), torch.full((S,), float('inf'))
+            self.active = torch.ones(S, dtype=torch.bool)
+            noise = self.sigma_init*torch.randn(S, self.pop, d, generator=self.g)*m
+        else:
+            self.sig = torch.full((S, 1, 1), float(self.sigma))
+            noise = self.sig*torch.randn(S, self.pop, d, generator=self.g)*m
+        self.P = space.clamp((self.v0[:, None] + noise).reshape(-1, d)).view(S, self.pop, d)
+        self.left = self.gens
+    def ask(self, space, objective):
         if self.variant == 'sinvad' and self.left and not self.active.any(): self.left = 0   # every seed stopped: next round
-        if self.left == 0:
-            self.v0, self.y0 = _seed_round(space, objective, S, self.g)
-            self.found = torch.zeros(S, dtype=torch.bool)
-            if self.variant == 'sinvad':   # authors: every individual is the seed + 0.7·N(0, I); σ starts at 0.1
-                self.sig = torch.full((S, 1, 1), float(self.sigma)); self.prev = torch.full((S,), float('inf'))
-                self.active = torch.ones(S, dtype=torch.bool)
-                noise = self.sigma_init*torch.randn(S, self.pop, d, generator=self.g)*m
-                self.P = space.clamp((self.v0[:, None] + noise).reshape(-1, d)).view(S, self.pop, d)
-            else:
-                self.sig = torch.full((S, 1, 1), float(self.sigma))
-                noise = self.sig*torch.randn(S, self.pop, d, generator=self.g)*m
-                self.P = space.clamp((self.v0[:, None] + noise).reshape(-1, d)).view(S, self.pop, d)
-            self.left = self.gens
-        if self.variant == 'sinvad':
-            self.idx = self.active.nonzero().flatten()
-            return Batch(self.P[self.idx].reshape(-1, d), self.y0[self.idx].repeat_interleave(self.pop))
-        return Batch(self.P.reshape(-1, d), self.y0.repeat_interleave(self.pop))
+        if self.left == 0: self._round(space, objective)
+        # 'sinvad': the active seeds
+        self.idx = self.active.nonzero().flatten() if self.variant == 'sinvad' else torch.arange(self.n_seeds)
+        return Batch(self.P[self.idx].reshape(-1, space.d), self.y0[self.idx].repeat_interleave(self.pop))
+    def _fitness(self, P, v0, i, ev) -> tuple:
+        """Fitness f (n, pop) (the distance to the seed where the candidate fails, else ∞) and the sort key: given seeds by Eq. 1 / 4
+        on the objective's probabilities (the ∞s by the guide), drawn seeds by the objective's failure and fitness"""
+        n, pop = P.shape[:2]; o = 1 if self.variant == 'sinvad' else 2   # L1, the authors'; L2, the earlier operators'
+        if self.seeds is not None:
+            fit, guide = sinvad_fitness(P, v0[:, None], ev['p_a'].cpu().view(n, pop, -1), self.y0[i].view(n, 1),
+                                        None if self.target is None else self.target[i], ord=o)
+            return fit, ranking_key(fit, guide)
+        trig, dist = ev['trig'].cpu().view(n, pop), sinvad_distance(P, v0[:, None], o)
+        return torch.where(trig, dist, torch.full_like(dist, float('inf'))), rank_key(trig, dist, ev['fitness'].cpu().view(n, pop))
     def tell(self, space, batch, ev, u8):
-        if self.variant == 'sinvad': return self._tell_sinvad(space, ev)
-        S, pop, d = self.P.shape; ar = torch.arange(S)[:, None]
-        dist = (self.P - self.v0[:, None]).norm(dim=-1)
-        key = rank_key(ev['trig'].cpu().view(S, pop), dist, ev['fitness'].cpu().view(S, pop))
-        order = key.argsort(1); P = self.P[ar, order]
-        self.found |= ev['trig'].cpu().view(S, pop).any(1)
-        self.sig = (self.sig*torch.where(self.found, self.shrink, self.grow).view(S, 1, 1)).clamp(self.sigma/20, self.sigma*20)
-        self.left -= 1
-        if self.left:
-            kids = sinvad_offspring(P, self.v0, self.sig, pop - self.elite, self.g, self.p_reset, _latent_mask(space), 'latentnb')
-            self.P = space.clamp(torch.cat([P[:, :self.elite], kids], 1).reshape(-1, d)).view(S, pop, d)
-        return dict(seeds_found=float(self.found.float().mean()))
-    def _tell_sinvad(self, space, ev):
-        i, pop, d = self.idx, self.pop, space.d
+        "One generation of the asked seeds: rank, keep each seed's best, adapt σ, breed"
+        i, pop, d, paper = self.idx, self.pop, space.d, self.variant == 'sinvad'
         n = len(i); ar = torch.arange(n)[:, None]
         P, v0 = self.P[i], self.v0[i]
-        trig = ev['trig'].cpu().view(n, pop)
-        dist = sinvad_distance(P, v0[:, None], 1)                                  # authors: torch.sum(torch.abs(indiv - img_enc))
-        key = rank_key(trig, dist, ev['fitness'].cpu().view(n, pop))                 # crossed first by distance, then by how close
-        order = key.argsort(1); P = P[ar, order]
-        best = torch.where(trig, dist, torch.full_like(dist, float('inf'))).min(1).values   # now_best = min(indv_score)
-        self.found[i] |= trig.any(1)
-        sig = sinvad_sigma(self.sig[i].view(n), best, self.prev[i], self.sigma, self.decay); self.prev[i] = best
-        self.sig[i] = sig.view(n, 1, 1); self.left -= 1
-        self.active[i] = sig >= self.min_step                                        # authors: if mut_size < 1e-3: break
-        if self.left:
-            kids = sinvad_offspring(P, v0, self.sig[i], pop - self.elite, self.g, self.p_reset, _latent_mask(space), 'sinvad', self.elite)
-            self.P[i] = space.clamp(torch.cat([P[:, :self.elite], kids], 1).reshape(-1, d)).view(n, pop, d)
+        fit, key = self._fitness(P, v0, i, ev)
+        order = key.argsort(1); P, fs, key = P[ar, order], fit[ar, order], key[ar, order]   # best first
+        better = key[:, 0] < self.best_key[i]
+        self.best_key[i] = torch.where(better, key[:, 0], self.best_key[i]); self.best_f[i] = torch.where(better, fs[:, 0], self.best_f[i])
+        self.best_v[i[better]] = P[better, 0]
+        self.found[i] |= torch.isfinite(fit).any(1)
+        if paper:   # authors: σ ×0.7 when the best did not improve, else reset; a seed stops when σ < 1e-3
+            best = fit.min(1).values                                                     # now_best = min(indv_score)
+            sig = sinvad_sigma(self.sig[i].view(n), best, self.prev[i], self.sigma, self.decay); self.prev[i] = best
+            self.sig[i] = sig.view(n, 1, 1); self.active[i] = sig >= self.min_step
+        else: self.sig = (self.sig*torch.where(self.found, self.shrink, self.grow).view(n, 1, 1)).clamp(self.sigma/20, self.sigma*20)
+        self.left -= 1; self.hist.append(float(self.found.float().mean()))
+        # who breeds: from given seeds only the seeds still active ('sinvad'), as ga_search always drew; from drawn seeds every seed asked
+        k = self.active[i] if paper and self.seeds is not None else torch.ones(n, dtype=torch.bool)
+        j = i[k]
+        if self.left and len(j):
+            kids = sinvad_offspring(P[k], v0[k], self.sig[j], pop - self.elite, self.g, self.p_reset, _latent_mask(space),
+                                    self.variant, self.elite)
+            self.P[j] = torch.cat([P[k][:, :self.elite], space.clamp(kids.reshape(-1, d)).view(len(j), -1, d)], 1)
         return dict(seeds_found=float(self.found.float().mean()))
+    def details(self, space, objective):
+        "Given seeds: a `SinvadResult`, each seed's best candidate, its image and the model's reading of it (drawn seeds: None)"
+        if self.seeds is None: return None
+        x = space.decode(self.best_v); pb = objective.model_a(x)
+        return SinvadResult(self.best_v, x, torch.isfinite(self.best_f), self.best_f, pb.argmax(1), self.y0, pb, self.hist)
 
 # %% ../nbs/51_sinvad.ipynb #fb945683
 def coordinate_moves(v:torch.Tensor, # Current vectors (S, d)
@@ -282,85 +349,99 @@ def element_move(v:torch.Tensor, # Current vectors (S, d)
 
 @register_strategy
 class HillClimb(Strategy):
-    """SINVAD's hill climbing from `n_seeds` seeds at a time (`variant`: 'sinvad' = the paper's one element at a time
-    with N(0, 1) noise, first improvement, `iters` sweeps per round; 'latentnb' = ±step on `coords` random coordinates,
-    steepest ascent, `iters` steps per round)"""
+    """SINVAD's hill climbing (`variant`: 'sinvad' = the paper's one element at a time with N(0, 1) noise, first improvement;
+    'latentnb' = ±step on `coords` random coordinates, steepest ascent). Without `start`: `n_seeds` seeds drawn from the space
+    at a time, the objective's fitness climbed up (a failure beats any fitness), `iters` sweeps ('sinvad') or steps per round,
+    round after round until the budget is spent. With `start`: one climb from those vectors, the objective's −fitness (or its
+    distance to `target`) brought down in `iters` trials or steps; then it ends and reports `(v, images, history)` (`hill_climb`)"""
     name = 'hill_climb'
-    def __init__(self, n_seeds:int=10, iters:int|None=None, step:float|None=None, coords:int=8, variant:str='sinvad'):
+    start = target = None
+    def __init__(self, n_seeds:int=10, iters:int|None=None, step:float|None=None, coords:int|None=8, variant:str='sinvad',
+                 start:torch.Tensor|None=None, # Vectors (S, d) to climb from, once (`n_seeds` is then S; `coords` None: every element)
+                 target:float|None=None, # With `start`, 'sinvad': climb to this score (bring |−fitness − target| down)
+                 tol:float=0.01, # With `target`: a seed stops within this distance of it
+                ):
         _check_sinvad_variant(variant)
         paper = variant == 'sinvad'
-        self.n_seeds, self.coords, self.variant = check_size('n_seeds', n_seeds), check_size('coords', coords), variant
+        if target is not None and (start is None or not paper):
+            raise ValueError("target is for the 'sinvad' climb from given start vectors")
+        self.start, self.target, self.tol = start, target, tol
+        self.n_seeds = len(start) if start is not None else check_size('n_seeds', n_seeds)
+        self.coords = None if coords is None and start is not None else check_size('coords', coords)
+        self.variant = variant
         self.iters = iters if iters is not None else (3 if paper else 20)      # authors: opt_epoch_num = 3 sweeps
         self.step = step if step is not None else (1.0 if paper else 0.5)      # paper: N(0, 1) noise
         check_size('iters', self.iters)
-    def setup(self, space, objective, seed): super().setup(space, objective, seed); self.left = 0
-    def ask(self, space, objective):
-        S, d = self.n_seeds, space.d
-        if self.left == 0:
-            self.v, self.y0 = _seed_round(space, objective, S, self.g)
-            self.cur = torch.full((S,), -float('inf'), dtype=torch.float64); self.st = torch.full((S,), float(self.step))
-            self.left = self.iters
-            if self.variant == 'sinvad':
-                self.order, self.pos = torch.randperm(space.dz, generator=self.g), 0
-                self.moved = torch.zeros(S, dtype=torch.bool)
+    @property
+    def ends(self) -> bool: return self.start is not None   # given start vectors: one climb, then done
+    def setup(self, space, objective, seed):
+        super().setup(space, objective, seed); self.left = 0
+        if self.start is not None: self._round(space, objective)
+    def done(self) -> bool: "Given start vectors: after `iters` trials / steps"; return self.start is not None and self.left == 0
+    def _round(self, space, objective):
+        "A climb: its seeds (given: scored by the first batch; drawn: at −∞), the step and ('sinvad') the order of the elements"
+        given = self.start is not None
+        if given: self.v, self.y0, self.cur, self.hist = torch.as_tensor(self.start).float(), torch.arange(self.n_seeds), None, []
+        else:
+            self.v, self.y0 = _seed_round(space, objective, self.n_seeds, self.g)
+            self.cur = torch.full((self.n_seeds,), -float('inf'), dtype=torch.float64)
+        S = self.n_seeds
+        self.st, self.left = torch.full((S,), float(self.step)), self.iters
+        self.live, self.dims = torch.ones(S, dtype=torch.bool), space.d if given else space.dz   # given: every coordinate may move
         if self.variant == 'sinvad':
+            self.order, self.pos = torch.randperm(self.dims, generator=self.g), 0
+            self.moved = torch.zeros(S, dtype=torch.bool)
+    def ask(self, space, objective):
+        if self.left == 0: self._round(space, objective)   # drawn seeds: the next round
+        S, d = self.n_seeds, space.d
+        if self.cur is None: self.cand = self.v[:, None]   # given start vectors: scored first
+        elif self.variant == 'sinvad':
             self.cand = space.clamp(element_move(self.v, self.st, int(self.order[self.pos]), self.g))[:, None]
         else:
-            c = torch.randperm(space.dz, generator=self.g)[:self.coords]
+            c = torch.randperm(self.dims, generator=self.g)[:self.coords] if self.coords else torch.arange(self.dims)
             self.cand = space.clamp(coordinate_moves(self.v, self.st, c).reshape(-1, d)).view(S, -1, d)
-        return Batch(self.cand.reshape(-1, d), self.y0.repeat_interleave(self.cand.shape[1]))
+        return Batch(self.cand.reshape(-1, d), self.y0.repeat_interleave(self.cand.shape[1]))   # given: the seed's index
+    def _climb(self, sc, lower:bool) -> torch.Tensor:
+        "The climbing step: each live seed moves to its best candidate (scores `sc` (S, k)) if it beats its current score; who moved"
+        best, j = sc.min(1) if lower else sc.max(1)
+        imp = (best < self.cur if lower else best > self.cur) & self.live
+        self.v = torch.where(imp[:, None], self.cand[torch.arange(len(sc)), j], self.v); self.cur = torch.where(imp, best, self.cur)
+        return imp
     def tell(self, space, batch, ev, u8):
-        S, k2, d = self.cand.shape
-        sc = (ev['fitness'].cpu().double() + 10*ev['trig'].cpu().double()).view(S, k2)   # a failure beats any fitness
-        best, j = sc.max(1)
-        imp = best > self.cur
-        self.v = torch.where(imp[:, None], self.cand[torch.arange(S), j], self.v); self.cur = torch.where(imp, best, self.cur)
-        if self.variant == 'latentnb':
-            self.st = torch.where(imp, self.st, self.st/2); self.left -= 1
-            return {}
-        self.moved |= imp; self.pos += 1
-        if self.pos == len(self.order):   # a sweep is over: the authors halve the noise; a sweep without a move ends the climb
-            self.left = 0 if not self.moved.any() else self.left - 1
-            self.pos, self.moved, self.st = 0, torch.zeros(S, dtype=torch.bool), self.st/2
+        S, k, d = self.cand.shape
+        given = self.start is not None
+        if given:   # lower = better: the objective's −fitness (`hill_climb`'s score), or its distance to the target
+            sc = -ev['fitness'].cpu().view(S, k)
+            if self.target is not None: sc = (sc - self.target).abs()
+            if self.cur is None: self.cur = sc[:, 0]; self.hist.append(self.cur.clone()); return {}
+        else: sc = (ev['fitness'].cpu().double() + 10*ev['trig'].cpu().double()).view(S, k)   # a failure beats any fitness
+        imp = self._climb(sc, lower=given)
+        if self.variant == 'latentnb': self.st = torch.where(imp, self.st, self.st/2); self.left -= 1
+        else:
+            self.moved |= imp; self.pos += 1
+            if given: self.left -= 1   # given: `iters` trials; drawn: `iters` sweeps
+            if self.pos == len(self.order):   # a sweep is over: the noise halves (authors)
+                if given:   # a seed that stayed stops; a new order
+                    self.live &= self.moved; self.order = torch.randperm(self.dims, generator=self.g)
+                else: self.left = 0 if not self.moved.any() else self.left - 1   # a sweep without a move ends the round
+                self.pos, self.moved, self.st = 0, torch.zeros(S, dtype=torch.bool), self.st/2
+            if given and self.target is not None: self.live &= self.cur >= self.tol   # within `tol` of the target: the seed stops
+        if given: self.hist.append(self.cur.clone())
         return {}
-
-# %% ../nbs/51_sinvad.ipynb #ce8e575a
-def sinvad_fitness(v:torch.Tensor, # Candidates (..., d)
-                   v_seed:torch.Tensor, # Seed vectors, broadcastable to `v`
-                   probs:torch.Tensor, # Model probabilities of the decoded candidates (..., K)
-                   label:torch.Tensor, # Seed labels M(x) (broadcastable to probs[..., 0])
-                   target:torch.Tensor|None=None, # Target classes for Eq. 4 (None: untargeted Eq. 1)
-                   ord:int=1, # Distance: 1 = the authors' L1 (paper |E(i) − E(i0)|), 2 = Euclidean (the 'latentnb' GA)
-                  ):
-    """Eq. 1 (or Eq. 4 with `target`): distance to the seed where the decision changed (reached the target), else ∞; plus the guide
-    used to rank the ∞s"""
-    pred = probs.argmax(-1)
-    d = sinvad_distance(v, v_seed, ord)
-    if target is None:
-        ok = pred != label
-        guide = probs.gather(-1, label.expand_as(pred).unsqueeze(-1)).squeeze(-1)
-    else:
-        ok = pred == target
-        guide = 1 - probs.gather(-1, target.expand_as(pred).unsqueeze(-1)).squeeze(-1)
-    return torch.where(ok, d, torch.full_like(d, float('inf'))), guide
-
-def ranking_key(fit, guide):
-    "Sort key (float64): finite fitness first (by distance), then the ∞s by their guide (in [0,1])"
-    fit, guide = fit.double(), guide.double()
-    return torch.where(torch.isfinite(fit), fit, INFEASIBLE + guide)
+    def details(self, space, objective):
+        "Given start vectors: `(v, images, history)`, the vectors reached, their images, the scores after each trial / step (iters+1, S)"
+        if self.start is None: return None
+        return self.v, space.decode(self.v), torch.stack(self.hist)
 
 # %% ../nbs/51_sinvad.ipynb #0ca426d0
-@dataclass
-class SinvadResult:
-    "The best candidate per seed of a search"
-    v: torch.Tensor         # best vectors (S, d)
-    x: torch.Tensor         # their images (S, C, H, W)
-    found: torch.Tensor     # whether the fitness is finite (decision changed / target reached), (S,)
-    distance: torch.Tensor  # f of the best candidate (∞ when not found), (S,)
-    label: torch.Tensor     # model's label of the best candidate, (S,)
-    seed_label: torch.Tensor  # M(x_seed), (S,)
-    probs: torch.Tensor     # model probabilities of the best candidates (S, K)
-    history: list = field(default_factory=list)  # fraction of seeds found after each generation
+def _run_given(strategy:Strategy, space:Space, objective, seed:int, progress:bool, label:str):
+    """`strategy`, given its seeds (it ends by itself), on `run_search`: no budget, the objective on the decoded floats (as the model
+    was always asked here), the archive in a temporary folder; what the strategy reports (`SearchResult.details`)"""
+    with tempfile.TemporaryDirectory(prefix=f'latentnb-{strategy.name}-') as d:
+        res = run_search(strategy, space, objective, budget_s=None, out_dir=d, resume=False, seed=seed, progress=progress,
+                         label=label, commit_s=math.inf, quantise=False)
+    if res.interrupted: raise KeyboardInterrupt(f'{label} interrupted after {res.n_gen} batches')   # no half result
+    return res.details
 
 @torch.no_grad()
 def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
@@ -373,7 +454,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               sigma:float|None=None, # 'sinvad': mutation σ and its reset value (0.1); 'latentnb': initial noise and step (0.5)
               grow:float=1.25, shrink:float=0.9, # 'latentnb' adaptive step: factor while not found / once found
               p_reset:float|None=None, # Binomial mask: probability that a gene is reset to the seed's value (0.5 / 0.05)
-              variant:str='sinvad', # 'sinvad' (the paper's / authors' GA, notebook 08) or 'latentnb' (the project's earlier operators)
+              variant:str='sinvad', # 'sinvad' (the paper's / authors' GA, the table above) or 'latentnb' (the project's earlier operators)
               sigma_init:float=SINVAD_INIT, # 'sinvad': noise of the initial population
               min_step:float=SINVAD_MIN_STEP, # 'sinvad': a seed stops when its σ falls below this
               seed:int=0, progress:bool=False) -> SinvadResult:
@@ -381,80 +462,12 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
     _check_sinvad_variant(variant)
     if pop is not None: check_size('pop', pop, 2, 'crossover needs two parents')
     if gens is not None: check_size('gens', gens)
-    if variant == 'latentnb':
-        return _ga_latentnb(space, clf, x_seed, target, pop or 20, gens or 30, 4 if elite is None else elite,
-                            0.5 if sigma is None else sigma, grow, shrink, 0.05 if p_reset is None else p_reset, seed, progress)
-    pop, gens = pop or SINVAD_POP, gens or SINVAD_GENS
-    return _ga_sinvad(space, clf, x_seed, target, pop, gens, sinvad_parents(pop) if elite is None else elite,
-                      SINVAD_SIGMA if sigma is None else sigma, SINVAD_P_RESET if p_reset is None else p_reset,
-                      sigma_init, min_step, seed, progress)
-
-def _rank_and_track(P, fit, guide, i, best_key, best_f, best_v):
-    "Sort the populations `P` (n, pop, d) of seeds `i` best first by `ranking_key`, update those seeds' best in place; the sorted (P, fit)"
-    key = ranking_key(fit, guide); ar = torch.arange(len(P))[:, None]
-    order = key.argsort(1); P, fit, key = P[ar, order], fit[ar, order], key[ar, order]
-    better = key[:, 0] < best_key[i]
-    best_key[i] = torch.where(better, key[:, 0], best_key[i]); best_f[i] = torch.where(better, fit[:, 0], best_f[i])
-    best_v[i[better]] = P[better, 0]
-    return P, fit
-
-def _ga_result(space, clf, best_v, best_f, label, hist) -> SinvadResult:
-    "The GA's result: each seed's best vector, its image and what the model makes of it"
-    x_best = space.decode(best_v)
-    pb = predict_proba(clf, x_best)
-    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
-
-# %% ../nbs/51_sinvad.ipynb #310267c8
-def _ga_sinvad(space, clf, x_seed, target, pop, gens, parents, sigma, p_reset, sigma_init, min_step, seed, progress):
-    "The paper's / authors' GA (operators and sources: notebook 08); a seed stops when its σ < `min_step`"
-    g = torch.Generator().manual_seed(seed)
-    v0 = space.encode(x_seed).float(); S, d = v0.shape
-    label = predict(clf, x_seed)
-    tgt = None if target is None else torch.as_tensor(target).long().view(S, 1)
-    P = space.clamp(v0[:, None] + sigma_init*torch.randn(S, pop, d, generator=g))    # init_pop = img_enc + 0.7·randn
-    sig, prev = torch.full((S, 1, 1), float(sigma)), torch.full((S,), float('inf'))
-    best_key = torch.full((S,), float('inf'), dtype=torch.float64)
-    best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
-    active, hist = torch.ones(S, dtype=torch.bool), []
-    for gen in tqdm(range(gens), disable=not progress, desc=f'GA ({space.name})', leave=False):
-        i = active.nonzero().flatten(); n = len(i)
-        probs = predict_proba(clf, space.decode(P[i].reshape(-1, d))).view(n, pop, -1)
-        fit, guide = sinvad_fitness(P[i], v0[i, None], probs, label[i].view(n, 1), None if tgt is None else tgt[i], ord=1)
-        Pi, fit = _rank_and_track(P[i], fit, guide, i, best_key, best_f, best_v)
-        hist.append(torch.isfinite(best_f).float().mean().item())
-        s = sinvad_sigma(sig[i].view(n), fit[:, 0], prev[i])
-        prev[i] = fit[:, 0]; sig[i] = s.view(n, 1, 1)
-        P[i] = Pi; active[i] = s >= min_step                                            # if mut_size < 1e-3: break
-        if gen == gens - 1 or not active.any(): break
-        i = active.nonzero().flatten()
-        child = sinvad_offspring(P[i], v0[i], sig[i], pop - parents, g, p_reset, variant='sinvad', parents=parents)
-        P[i] = torch.cat([P[i][:, :parents], space.clamp(child.reshape(-1, d)).view(len(i), -1, d)], 1)
-    return _ga_result(space, clf, best_v, best_f, label, hist)
-
-def _ga_latentnb(space, clf, x_seed, target, pop, gens, elite, sigma, grow, shrink, p_reset, seed, progress):
-    "The project's earlier GA: adaptive σ (×grow until found, ×shrink after), top-`elite` elitism, tournament, L2 distance"
-    g = torch.Generator().manual_seed(seed)
-    v0 = space.encode(x_seed).float(); S, d = v0.shape
-    label = predict(clf, x_seed)
-    tgt = None if target is None else torch.as_tensor(target).long().view(S, 1)
-    lab = label.view(S, 1)
-    clip = space.clamp
-    sig = torch.full((S, 1, 1), float(sigma))
-    P = clip(v0[:, None] + sig*torch.randn(S, pop, d, generator=g))
-    best_key = torch.full((S,), float('inf'), dtype=torch.float64)
-    best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
-    hist, every = [], torch.arange(S)
-    for gen in tqdm(range(gens), disable=not progress, desc=f'GA ({space.name})', leave=False):
-        probs = predict_proba(clf, space.decode(P.reshape(-1, d))).view(S, pop, -1)
-        fit, guide = sinvad_fitness(P, v0[:, None], probs, lab, tgt, ord=2)
-        P, fit = _rank_and_track(P, fit, guide, every, best_key, best_f, best_v)
-        found = torch.isfinite(best_f); hist.append(found.float().mean().item())
-        sig = (sig*torch.where(found, shrink, grow).view(S, 1, 1)).clamp(sigma/20, sigma*20)
-        if gen == gens - 1: break
-        # tournament, crossover, mutation, reset (notebook 08)
-        child = sinvad_offspring(P, v0, sig, pop - elite, g, p_reset, variant='latentnb')
-        P = torch.cat([P[:, :elite], clip(child)], 1)
-    return _ga_result(space, clf, best_v, best_f, label, hist)
+    v0 = space.encode(x_seed).float()
+    ga = SinvadGA(pop=pop, gens=gens, elite=elite, sigma=sigma, grow=grow, shrink=shrink, p_reset=p_reset, variant=variant,
+                  sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed),
+                  target=None if target is None else torch.as_tensor(target).long().view(len(v0), 1))
+    # the model through `predict_proba`, as the GA always asked it (in chunks of 1024)
+    return _run_given(ga, space, Objective('misclassification', lambda x: predict_proba(clf, x)), seed, progress, f'GA ({space.name})')
 
 # %% ../nbs/51_sinvad.ipynb #30babc9c
 @torch.no_grad()
@@ -472,6 +485,14 @@ def judge_reading(judge:nn.Module, # A classifier no search uses (the judges' `l
             'judge top probability': float(p.max(1).values.mean())}
 
 # %% ../nbs/51_sinvad.ipynb #94621ebb
+class _Scores:
+    "`hill_climb`'s objective for `run_search`: fitness = −`score(images, seed_index)`; no failures (the archive stays empty)"
+    name = 'score'
+    def __init__(self, score:Callable): self.score = score
+    def __call__(self, x, seed_index):
+        s = self.score(x, seed_index); none = torch.zeros(len(x), 0)
+        return dict(p_a=none, p_b=none, fitness=-s, trig=torch.zeros(len(x), dtype=torch.bool))
+
 @torch.no_grad()
 def hill_climb(space:Space, # Search space
                objective:Callable, # `objective(images (N,C,H,W), seed_index (N,)) -> (N,)` scores, lower is better
@@ -489,42 +510,12 @@ def hill_climb(space:Space, # Search space
     _check_sinvad_variant(variant)
     check_size('iters', iters)
     if coords is not None: check_size('coords', coords)
-    g = torch.Generator().manual_seed(seed)
     if start is None and x_seed is None: raise ValueError("hill_climb needs seed images `x_seed` or start vectors `start`")
     if start is not None and (start.ndim != 2 or start.shape[1] != space.d):
         raise ValueError(f"start vectors must have shape (S, {space.d}) for this space, got {tuple(start.shape)}")
-    v = space.encode(x_seed).float() if start is None else torch.as_tensor(start).float().clone(); S, d = v.shape
-    clip = space.clamp
-    sidx = torch.arange(S)
-    if variant == 'sinvad':
-        score = objective if target is None else (lambda x, i: (objective(x, i) - target).abs())
-        cur = score(space.decode(v), sidx); hist = [cur.clone()]
-        st = torch.full((S,), 1.0 if step is None else float(step)); order = torch.randperm(d, generator=g)
-        moved = torch.zeros(S, dtype=torch.bool)
-        live = torch.ones(S, dtype=torch.bool)
-        for t in tqdm(range(iters), disable=not progress, desc=f'hill climbing ({space.name})', leave=False):
-            cand = clip(element_move(v, st, int(order[t % d]), g))             # N(0, 1) noise on one element
-            sc = score(space.decode(cand), sidx)
-            imp = (sc < cur) & live                                            # first improvement: keep the move
-            v = torch.where(imp[:, None], cand, v); cur = torch.where(imp, sc, cur)
-            moved |= imp
-            if (t + 1) % d == 0:                                               # a sweep is over: halve the noise, stop seeds that stayed
-                live &= moved; st, moved, order = st/2, torch.zeros(S, dtype=torch.bool), torch.randperm(d, generator=g)
-            if target is not None: live &= cur >= tol
-            hist.append(cur.clone())
-        return v, space.decode(v), torch.stack(hist)
-    cur = objective(space.decode(v), sidx); hist = [cur.clone()]
-    st = torch.full((S,), 0.5 if step is None else float(step))
-    for _ in tqdm(range(iters), disable=not progress, desc=f'hill climbing ({space.name})', leave=False):
-        c = torch.randperm(d, generator=g)[:coords] if coords else torch.arange(d)
-        k = len(c)
-        cand = clip(coordinate_moves(v, st, c))                                   # (S, 2k, d)
-        sc = objective(space.decode(cand.reshape(-1, d)), sidx.repeat_interleave(2*k)).view(S, 2*k)
-        best, j = sc.min(1)
-        imp = best < cur
-        v = torch.where(imp[:, None], cand[sidx, j], v); cur = torch.where(imp, best, cur)
-        st = torch.where(imp, st, st/2); hist.append(cur.clone())
-    return v, space.decode(v), torch.stack(hist)
+    v = space.encode(x_seed).float() if start is None else torch.as_tensor(start).float().clone()
+    hc = HillClimb(iters=iters, step=step, coords=coords, variant=variant, start=v, target=target if variant == 'sinvad' else None, tol=tol)
+    return _run_given(hc, space, _Scores(objective), seed, progress, f'hill climbing ({space.name})')
 
 # %% ../nbs/51_sinvad.ipynb #7111d0c4
 class LSA:

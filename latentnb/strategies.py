@@ -257,6 +257,7 @@ class Strategy:
     "Base of the search strategies: `setup`, `ask`, `tell`, `after_add`; random state kept picklable"
     name = 'strategy'
     ends = False  # True: the strategy says when it is done (`done`), so a run needs no budget
+    any_generator = True  # False: it runs only on its paper's own space (the cross product leaves it out)
     _transient = ()  # attributes not pickled with the state (e.g. callables): the caller's object supplies them on resume
     def resume(self, saved:'Strategy') -> 'Strategy':
         "The saved strategy, with this object's transient attributes"
@@ -294,7 +295,10 @@ def register_strategy(cls:type # A `Strategy` subclass whose `name` is its name 
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise TypeError(f"register_strategy takes a Strategy subclass, got {cls!r}")
     old = STRATEGIES.get(cls.name)
-    if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
+    # the same class again: a re-run cell, or a notebook's copy (module `__main__`) and then its library's, which replaces it
+    same = old is not None and old.__qualname__ == cls.__qualname__ and (
+        old.__module__ == cls.__module__ or '__main__' in (old.__module__, cls.__module__))
+    if old is not None and not same:
         raise ValueError(f"Strategy name {cls.name!r} is taken by {old.__module__}.{old.__qualname__}; "
                          f"taken: {sorted(STRATEGIES)}")
     STRATEGIES[cls.name] = cls   # (re-running the defining cell replaces the class)

@@ -10,7 +10,7 @@ import torch
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
 from latentnb.archive import Archive
 from latentnb.config import load_config
-from latentnb.cross import cell_evals, cross_jobs, faithful_to, judge_cell, near_free_index
+from latentnb.cross import cell_evals, cross_jobs, cross_strategies, faithful_to, judge_cell, near_free_index
 from latentnb.strategies import STRATEGIES
 import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
 
@@ -23,7 +23,7 @@ def test_slow_generators_get_their_own_cap():
 def test_one_job_per_cell_with_its_own_folder(tmp_path):
     B = load_config('ci', seed_all=False).budget('cross')
     jobs = cross_jobs('ci', tmp_path)
-    assert len(jobs) == B.reps*len(B.objectives)*len(B.kinds)*len(STRATEGIES)
+    assert len(jobs) == B.reps*len(B.objectives)*len(B.kinds)*len(cross_strategies())
     assert len({j.out_dir for j in jobs}) == len(jobs) and len({j.key for j in jobs}) == len(jobs)
     assert all(j.out_dir.parent == tmp_path for j in jobs)
 
@@ -91,3 +91,8 @@ def test_another_dataset_gives_its_own_cells(tmp_path):
     jobs, mnist = cross_jobs('ci', tmp_path, dataset='colour-mnist'), cross_jobs('ci', tmp_path)
     assert {j.kwargs['dataset'] for j in jobs} == {'colour-mnist'} and len(jobs) == len(mnist)
     assert not {j.key for j in jobs} & {j.key for j in mnist}
+
+def test_the_cross_product_compares_the_strategies_that_run_on_any_generator():
+    "A paper's own-space search (Argus's, over a model's codes) is registered but not a cell of the cross product"
+    assert 'argus' in STRATEGIES and 'argus' not in cross_strategies()
+    assert set(cross_strategies()) == {'random', 'nsga2', 'sinvad_ga', 'hill_climb', 'gift_ga', 'interpolation', 'pixel_mutation'}

@@ -216,3 +216,53 @@ def test_colour_images_export_as_rgb(tmp_path):
     z = zipfile.ZipFile(export_zip(r, tmp_path/'c.zip', 'colour-mnist', 'clf'))
     png = [n for n in z.namelist() if n.endswith('.png')]
     assert len(png) == 2 and all(Image.open(io.BytesIO(z.read(n))).mode == 'RGB' for n in png)
+
+
+# --- giftbench_search on the one loop (`run_search` with `GiftGA` given the seeds)
+import inspect, pickle
+from latentnb.strategies import run_search
+from latentnb.giftbench import GiftGA, GiftObjective, gift_space, gift_extent
+
+def CondToy():
+    "A class-conditional toy: the label shifts the brightness a little, so the space has a class coordinate"
+    dec = lambda z, y: torch.sigmoid(z[:, :1] + y.float()[:, None]/20)[:, :, None, None].expand(-1, 1, 28, 28)
+    return LatentGenerator('condtoy', dec, (3,), 'normal', (-3.0, 3.0), conditional=True, steps={'low': 0.05, 'high': 0.5})
+
+@pytest.mark.parametrize('variant', ['gift', 'latentnb'])
+def test_giftbench_search_is_gift_ga_on_run_search(variant):
+    g = CondToy(); vs = viable_seeds(g, toy_clf, 20)
+    calls = []
+    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=12, step=1.0, seed=3, progress=False, variant=variant,
+                         callback=lambda *a: calls.append(a))
+    bounds = gift_extent(g) if variant == 'gift' else g.bounds
+    ga = GiftGA(pop=6, generations=12, step=1.0, variant=variant, seeds=(vs['z'], vs['y']),
+                extent=bounds if variant == 'gift' else None)
+    s = run_search(ga, gift_space(g, bounds), GiftObjective(toy_clf, variant), budget_s=None, seed=3, progress=False, quantise=False)
+    for k in ('failed', 'iterations', 'z_fail', 'pred', 'best_margin'):
+        assert torch.equal(s.details[k].nan_to_num(-9), getattr(r, k).nan_to_num(-9)), k
+    assert r.bounds == bounds and r.z_fail.shape == (len(vs['y']), 3)                   # the class coordinate is no gene
+    assert s.n_gen == int(r.iterations.max()) and s.n_evals == 6*int(r.iterations.sum())   # a seed leaves at its failure
+    gens = [c[0] for c in calls]
+    assert gens == sorted(gens) and calls[-1] == (12, 0)
+    assert ga.ends and ga.done() and not GiftGA().ends
+
+def test_gift_search_clamps_to_the_authors_range_not_the_generators_bounds():
+    g = CondToy(); vs = viable_seeds(g, toy_clf, 20); lo, hi = gift_extent(g)
+    assert lo < -3 and hi > 3                                                           # prior draws, unclamped
+    r = giftbench_search(g, toy_clf, vs['z'], vs['y'], pop=6, generations=6, step=20.0, progress=False)   # steps far past ±3
+    assert r.z_fail.min() >= lo and r.z_fail.max() <= hi and r.z_fail.abs().max() > 3
+
+def test_the_generation_step_exists_once():
+    src = inspect.getsource(giftbench_search)
+    assert 'run_search(' in src and 'gift_offspring' not in src and 'randn' not in src
+    import latentnb.giftbench as G
+    assert inspect.getsource(G).count('gift_offspring(') == 2                        # its definition and `GiftGA.tell`
+
+def test_gift_ga_with_seeds_pickles_without_its_callback_and_checks_them():
+    g = CondToy(); vs = viable_seeds(g, toy_clf, 20)
+    ga = GiftGA(pop=4, generations=2, seeds=(vs['z'], vs['y']), callback=print)
+    st = pickle.loads(pickle.dumps(ga))
+    assert not hasattr(st, 'callback') and torch.equal(st.z_seed, ga.z_seed)
+    with pytest.raises(ValueError, match='1 latent coordinates'):
+        run_search(GiftGA(seeds=(vs['z'][:, :1], vs['y'])), gift_space(g, None), GiftObjective(toy_clf), budget_s=None, progress=False)
+    with pytest.raises(ValueError, match='seed latents but'): GiftGA(seeds=(vs['z'], vs['y'][1:]))

@@ -24,7 +24,7 @@ from latentnb.data import load_dataset
 from latentnb.demo import demo_models
 from latentnb.fitness import ReclusterPolicy
 from latentnb.strategies import STRATEGIES, objective, run_search, search_space
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
+import latentnb.sinvad, latentnb.giftbench, latentnb.baseline, latentnb.argus   # the papers' strategies register on import
 
 PINS = Path(__file__).with_name('pins.json')
 REPIN = os.environ.get('LATENTNB_REPIN') == '1'
@@ -103,6 +103,7 @@ CI_RUNS = {  # name: (strategy, objective, strategy parameters, evaluations)
     'gift_ga-latentnb': ('gift_ga', 'misclassification', dict(n_seeds=3, pop=10, generations=4, variant='latentnb'), 150),
     'interpolation': ('interpolation', 'differential', dict(n_seeds=3, n_partners=1, lams=(0.3, 0.6)), 150),
     'pixel_mutation': ('pixel_mutation', 'differential', dict(n_seeds=20, batch=40), 200),
+    'argus': ('argus', 'misclassification', dict(n_seeds=6, n_partners=2, lam=0.3, bs=40), 108),   # new with the strategy
 }
 
 def test_every_strategy_is_pinned():
@@ -192,6 +193,7 @@ QUICK_RUNS = {  # name: (generator, strategy, objective, strategy parameters, ev
     'vae/interpolation': ('vae', 'interpolation', 'differential', dict(n_seeds=4, n_partners=1, lams=(0.4,)), 72),
     'cgan/gift_ga': ('cgan', 'gift_ga', 'misclassification', dict(n_seeds=4, pop=10, generations=20, step=1.0), 600),
     'pixels/pixel_mutation': ('pixels', 'pixel_mutation', 'differential', dict(n_seeds=30, batch=50), 200),
+    'vae/argus': ('vae', 'argus', 'misclassification', dict(n_seeds=4, n_partners=2, lam=0.4, bs=24), 72),   # new with the strategy
 }
 
 def _quick_generator(kind, cfg, G):

@@ -8,7 +8,7 @@ import torch
 
 from latentnb.demo import demo_models
 from latentnb.strategies import STRATEGIES, as_strategy, objective, run_search
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
+import latentnb.sinvad, latentnb.giftbench, latentnb.baseline, latentnb.argus   # the papers' strategies register on import
 
 BAD_BUDGETS = [  # (keyword arguments, the words the error must contain)
     (dict(budget_s=-5), 'budget_s must be a number of seconds > 0'),
@@ -75,6 +75,8 @@ SIZES = [  # (strategy, parameter, a bad value, the error's words)
     ('interpolation', 'lams', (), 'lams must name at least one'),
     ('pixel_mutation', 'batch', 0, 'batch must be an integer >= 1'),
     ('pixel_mutation', 'max_corpus', 5, 'max_corpus must be an integer >= 100'),
+    ('argus', 'n_partners', 0, 'n_partners must be at least 1'),
+    ('argus', 'bs', 0, 'bs must be an integer >= 1'),
 ]
 
 def test_every_strategy_checks_a_size():

@@ -203,3 +203,203 @@ def test_ga_and_hill_climb_on_colour_images():
         v, xi, h = hill_climb(space, obj, x, iters=5)
         assert xi.shape == x.shape and (h[1:] <= h[:-1]).all()
     assert pixel_space('colour-mnist').d == 3*32*32 and pixel_space().shape == (1, 28, 28)
+
+
+# --- ga_search and hill_climb run on `run_search` (SinvadGA / HillClimb given the seeds): frozen copies of their own loops as they
+# were before, which they must match bit for bit (the same draws in the same order, the same float ops)
+from latentnb.sinvad import SinvadResult, pixel_space, latent_space
+from latentnb.vae import MLPVAE
+
+
+def old_rank_and_track(P, fit, guide, i, best_key, best_f, best_v):
+    key = ranking_key(fit, guide); ar = torch.arange(len(P))[:, None]
+    order = key.argsort(1); P, fit, key = P[ar, order], fit[ar, order], key[ar, order]
+    better = key[:, 0] < best_key[i]
+    best_key[i] = torch.where(better, key[:, 0], best_key[i]); best_f[i] = torch.where(better, fit[:, 0], best_f[i])
+    best_v[i[better]] = P[better, 0]
+    return P, fit
+
+def old_result(space, clf, best_v, best_f, label, hist):
+    x_best = space.decode(best_v); pb = predict_proba(clf, x_best)
+    return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
+
+@torch.no_grad()
+def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, gens=500, parents=None, p_reset=0.5, sigma_init=0.7, min_step=1e-3, seed=0):
+    "The 'sinvad' loop of ga_search before run_search (σ 0.1); also counts the generations after which only some seeds stopped"
+    parents = sinvad_parents(pop) if parents is None else parents
+    g = torch.Generator().manual_seed(seed)
+    v0 = space.encode(x_seed).float(); S, d = v0.shape
+    label = predict(clf, x_seed)
+    tgt = None if target is None else torch.as_tensor(target).long().view(S, 1)
+    P = space.clamp(v0[:, None] + sigma_init*torch.randn(S, pop, d, generator=g))
+    sig, prev = torch.full((S, 1, 1), 0.1), torch.full((S,), float('inf'))
+    best_key = torch.full((S,), float('inf'), dtype=torch.float64)
+    best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
+    active, hist, partial = torch.ones(S, dtype=torch.bool), [], 0
+    for gen in range(gens):
+        i = active.nonzero().flatten(); n = len(i)
+        probs = predict_proba(clf, space.decode(P[i].reshape(-1, d))).view(n, pop, -1)
+        fit, guide = sinvad_fitness(P[i], v0[i, None], probs, label[i].view(n, 1), None if tgt is None else tgt[i], ord=1)
+        Pi, fit = old_rank_and_track(P[i], fit, guide, i, best_key, best_f, best_v)
+        hist.append(torch.isfinite(best_f).float().mean().item())
+        s = sinvad_sigma(sig[i].view(n), fit[:, 0], prev[i])
+        prev[i] = fit[:, 0]; sig[i] = s.view(n, 1, 1)
+        P[i] = Pi; active[i] = s >= min_step
+        if gen == gens - 1 or not active.any(): break
+        partial += bool((~active[i]).any())
+        i = active.nonzero().flatten()
+        child = sinvad_offspring(P[i], v0[i], sig[i], pop - parents, g, p_reset, variant='sinvad', parents=parents)
+        P[i] = torch.cat([P[i][:, :parents], space.clamp(child.reshape(-1, d)).view(len(i), -1, d)], 1)
+    return old_result(space, clf, best_v, best_f, label, hist), partial
+
+@torch.no_grad()
+def old_ga_latentnb(space, clf, x_seed, target=None, pop=20, gens=30, elite=4, sigma=0.5, grow=1.25, shrink=0.9, p_reset=0.05, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    v0 = space.encode(x_seed).float(); S, d = v0.shape
+    label = predict(clf, x_seed)
+    tgt = None if target is None else torch.as_tensor(target).long().view(S, 1)
+    lab = label.view(S, 1)
+    sig = torch.full((S, 1, 1), float(sigma))
+    P = space.clamp(v0[:, None] + sig*torch.randn(S, pop, d, generator=g))
+    best_key = torch.full((S,), float('inf'), dtype=torch.float64)
+    best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
+    hist, every = [], torch.arange(S)
+    for gen in range(gens):
+        probs = predict_proba(clf, space.decode(P.reshape(-1, d))).view(S, pop, -1)
+        fit, guide = sinvad_fitness(P, v0[:, None], probs, lab, tgt, ord=2)
+        P, fit = old_rank_and_track(P, fit, guide, every, best_key, best_f, best_v)
+        found = torch.isfinite(best_f); hist.append(found.float().mean().item())
+        sig = (sig*torch.where(found, shrink, grow).view(S, 1, 1)).clamp(sigma/20, sigma*20)
+        if gen == gens - 1: break
+        child = sinvad_offspring(P, v0, sig, pop - elite, g, p_reset, variant='latentnb')
+        P = torch.cat([P[:, :elite], space.clamp(child)], 1)
+    return old_result(space, clf, best_v, best_f, label, hist)
+
+@torch.no_grad()
+def old_hill_climb(space, objective, x_seed, iters=20, step=None, coords=None, seed=0, variant='sinvad', target=None, tol=0.01, start=None):
+    g = torch.Generator().manual_seed(seed)
+    v = space.encode(x_seed).float() if start is None else torch.as_tensor(start).float().clone(); S, d = v.shape
+    sidx = torch.arange(S)
+    if variant == 'sinvad':
+        score = objective if target is None else (lambda x, i: (objective(x, i) - target).abs())
+        cur = score(space.decode(v), sidx); hist = [cur.clone()]
+        st = torch.full((S,), 1.0 if step is None else float(step)); order = torch.randperm(d, generator=g)
+        moved, live = torch.zeros(S, dtype=torch.bool), torch.ones(S, dtype=torch.bool)
+        for t in range(iters):
+            cand = space.clamp(element_move(v, st, int(order[t % d]), g))
+            sc = score(space.decode(cand), sidx)
+            imp = (sc < cur) & live
+            v = torch.where(imp[:, None], cand, v); cur = torch.where(imp, sc, cur)
+            moved |= imp
+            if (t + 1) % d == 0: live &= moved; st, moved, order = st/2, torch.zeros(S, dtype=torch.bool), torch.randperm(d, generator=g)
+            if target is not None: live &= cur >= tol
+            hist.append(cur.clone())
+        return v, space.decode(v), torch.stack(hist)
+    cur = objective(space.decode(v), sidx); hist = [cur.clone()]
+    st = torch.full((S,), 0.5 if step is None else float(step))
+    for _ in range(iters):
+        c = torch.randperm(d, generator=g)[:coords] if coords else torch.arange(d)
+        k = len(c)
+        cand = space.clamp(coordinate_moves(v, st, c))
+        sc = objective(space.decode(cand.reshape(-1, d)), sidx.repeat_interleave(2*k)).view(S, 2*k)
+        best, j = sc.min(1)
+        imp = best < cur
+        v = torch.where(imp[:, None], cand[sidx, j], v); cur = torch.where(imp, best, cur)
+        st = torch.where(imp, st, st/2); hist.append(cur.clone())
+    return v, space.decode(v), torch.stack(hist)
+
+from latentnb.sinvad import coordinate_moves, element_move
+
+
+def same(r, o):
+    for f in ('v', 'x', 'found', 'distance', 'label', 'seed_label', 'probs'): assert torch.equal(getattr(r, f), getattr(o, f)), f
+    assert r.history == o.history
+
+
+@pytest.fixture(scope='module')
+def spaces():
+    "The toy pixel space (clamped to [0, 1]), a small VAE's latent space (unbounded), a 3-class classifier of each and seed images"
+    torch.manual_seed(1)
+    vae = MLPVAE(4, 16, img_shape=(1, 4, 4)).eval()
+    clf = nn.Sequential(nn.Flatten(), nn.Linear(16, 3)).eval()
+    with torch.no_grad(): clf[1].weight.mul_(8); clf[1].bias.copy_(-clf[1].weight.sum(1)*0.5)   # decisions that the searches can change
+    x = torch.rand(7, 1, 4, 4)
+    return dict(pixels=(pixel_space((1, 4, 4)), clf, x), latent=(latent_space(vae), clf, x))
+
+
+@pytest.mark.parametrize('where', ['pixels', 'latent'])
+@pytest.mark.parametrize('kw', [dict(pop=12, gens=60, sigma_init=0.5), dict(pop=10, gens=40, elite=3, p_reset=0.3, seed=2),
+                                dict(pop=8, gens=500, sigma_init=1.0, seed=5), dict(pop=8, gens=500, sigma_init=0.2, min_step=0.02, seed=5)],
+                         ids=['paper', 'elite', 'stops', 'min_step'])
+@pytest.mark.parametrize('targeted', [False, True], ids=['eq1', 'eq4'])
+def test_ga_search_sinvad_is_the_old_loop(spaces, where, kw, targeted):
+    space, clf, x = spaces[where]
+    tgt = (predict(clf, x) + 1) % 3 if targeted else None
+    r = ga_search(space, clf, x, target=tgt, **kw)
+    o, partial = old_ga_sinvad(space, clf, x, target=tgt, parents=kw.get('elite'),
+                               **{k: v for k, v in kw.items() if k != 'elite'})
+    same(r, o)
+    if kw['gens'] == 500: assert partial and len(r.history) < 500 and r.found.any()   # seeds stopped at different generations
+
+
+@pytest.mark.parametrize('where', ['pixels', 'latent'])
+@pytest.mark.parametrize('targeted', [False, True], ids=['eq1', 'eq4'])
+def test_ga_search_latentnb_is_the_old_loop(spaces, where, targeted):
+    space, clf, x = spaces[where]
+    tgt = (predict(clf, x) + 2) % 3 if targeted else None
+    for kw in (dict(pop=10, gens=8, seed=3), dict(pop=6, gens=5, elite=2, sigma=0.2, grow=1.5, shrink=0.5, p_reset=0.2)):
+        same(ga_search(space, clf, x, target=tgt, variant='latentnb', **kw), old_ga_latentnb(space, clf, x, target=tgt, **kw))
+
+
+@pytest.mark.parametrize('where', ['pixels', 'latent'])
+@pytest.mark.parametrize('kw', [dict(iters=40), dict(iters=11, step=0.3, seed=4), dict(iters=30, target=0.4, tol=0.05),
+                                dict(variant='latentnb', iters=6), dict(variant='latentnb', iters=5, coords=3, step=1.0, seed=2),
+                                dict(variant='latentnb', iters=4, coords=2, target=0.4)],
+                         ids=['sinvad', 'sinvad-step', 'sinvad-target', 'latentnb-all', 'latentnb-coords', 'latentnb-ignores-target'])
+def test_hill_climb_is_the_old_loop(spaces, where, kw):
+    space, clf, x = spaces[where]
+    lab = predict(clf, x)
+    obj = lambda im, i: predict_proba(clf, im)[torch.arange(len(im)), lab[i]]
+    for got, want in zip(hill_climb(space, obj, x, **kw), old_hill_climb(space, obj, x, **kw)): assert torch.equal(got, want)
+    z0 = torch.randn(3, space.d, generator=torch.Generator().manual_seed(0)).clamp(space.low.min(), space.high.max())
+    for got, want in zip(hill_climb(space, obj, None, start=z0, **kw), old_hill_climb(space, obj, None, start=z0, **kw)):
+        assert torch.equal(got, want)
+
+
+def test_the_entry_points_run_on_run_search(toy, monkeypatch):
+    "ga_search and hill_climb are run_search with SinvadGA / HillClimb given the seeds: no budget, the decoded floats, the details"
+    import latentnb.sinvad as sv
+    space, clf, x = toy
+    calls, run = [], sv.run_search
+    def spy(strategy, *a, **kw):
+        res = run(strategy, *a, **kw); calls.append((strategy, kw, res)); return res
+    monkeypatch.setattr(sv, 'run_search', spy)
+    r = ga_search(space, clf, x, pop=6, gens=3)
+    (s, kw, res), = calls
+    assert isinstance(s, SinvadGA) and s.ends and s.done() and res.details is r and res.n_gen == len(r.history)
+    assert kw['budget_s'] is None and kw['quantise'] is False and not res.interrupted
+    obj = lambda im, i: im.mean((1, 2, 3))
+    v, im, h = hill_climb(space, obj, x, iters=3)
+    s, kw, res = calls[-1]
+    assert isinstance(s, HillClimb) and s.ends and res.n_gen == 4 and res.n_evals == 4*len(x) and len(res.archive) == 0
+    assert torch.equal(res.details[2], h)
+
+
+def test_given_seeds_are_checked():
+    with pytest.raises(ValueError, match='go with given seeds'): SinvadGA(target=torch.zeros(2, 1))
+    with pytest.raises(ValueError, match='need labels'): SinvadGA(seeds=torch.zeros(2, 3))
+    with pytest.raises(ValueError, match='target is for'): HillClimb(start=torch.zeros(2, 3), target=0.5, variant='latentnb')
+    with pytest.raises(ValueError, match='coords must be'): HillClimb(coords=None)           # drawn seeds: a random subset of coordinates
+    assert HillClimb(start=torch.zeros(2, 3), coords=None).coords is None and not HillClimb().ends
+    assert SinvadGA(seeds=torch.zeros(4, 3), labels=torch.zeros(4)).n_seeds == 4 and not SinvadGA().ends
+
+
+def test_sinvad_sigma_resets_to_the_given_sigma(toy):
+    "ga_search's docment: `sigma` is the mutation σ and its reset value (the old loop reset to 0.1 whatever `sigma` was)"
+    from latentnb.strategies import Objective, run_search
+    space, clf, x = toy
+    s = SinvadGA(pop=20, gens=12, sigma=0.3, sigma_init=0.5, seeds=space.encode(x).float(), labels=predict(clf, x))
+    res = run_search(s, space, Objective('misclassification', lambda im: predict_proba(clf, im)), budget_s=None, progress=False)
+    assert res.details.found.any()                                                    # some σ was reset
+    powers = torch.tensor([0.3*0.7**k for k in range(13)])
+    assert all(torch.isclose(powers, v).any() for v in s.sig.flatten())
