@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""Throughput of the DRfuzz-style baseline (latentnb.baseline) before and after batching, beside DiffGAN's search, on MNIST pair 1 (not a timed test).
+"""Throughput of the DRfuzz-style baseline (latentnb.diffgan.baseline) before and after batching, beside DiffGAN's search, on MNIST pair 1 (not a timed test).
 
 Prints, in one run on the same machine:
   (a) raw judging throughput: the discriminator + both models on batches of the fuzzer's size (images/s);
   (b) the per-image fuzzer of commit --old-commit (before batching, loaded from git): mutants judged/s, evaluations/s;
-  (c) the batched fuzzer (latentnb.baseline.drfuzz_search): mutants judged/s, evaluations/s, and the ratio to (b);
-  (d) DiffGAN's search (latentnb.search.diffgan_search, --search-evals evaluations): evaluations/s;
+  (c) the batched fuzzer (latentnb.diffgan.baseline.drfuzz_search): mutants judged/s, evaluations/s, and the ratio to (b);
+  (d) DiffGAN's search (latentnb.diffgan.diffgan_search, --search-evals evaluations): evaluations/s;
   (e) mutation alone, no networks: the per-image `mutate` (its 8 rules) against the batched `mutate` (DRfuzz's 15 rules),
       images/s on batches of 500 seeds.
 A mutant is *judged* when the discriminator has scored it (and, when it passes the fidelity check, both models have
@@ -25,7 +25,7 @@ p.add_argument('--budget', type=float, default=20.0, help='seconds of each fuzze
 p.add_argument('--search-evals', type=int, default=20000, help="evaluations of DiffGAN's search (default 20,000)")
 p.add_argument('--raw-seconds', type=float, default=5.0, help='seconds of the raw throughput measurement')
 p.add_argument('--old-commit', default='3abaed6412a49aacb9c5ecbab1e2ee88a56e1036',
-               help='git commit holding the per-image latentnb/baseline.py (default: the last one before batching)')
+               help='git commit holding the per-image latentnb/diffgan/baseline.py (default: the last one before batching)')
 p.add_argument('--profile', default=os.environ.get('LATENTNB_PROFILE', 'quick'), help='checkpoints to use (default quick)')
 p.add_argument('--device', default=None, help="'cpu', 'cuda', ... (default: automatic)")
 p.add_argument('--dataset', default='mnist'); p.add_argument('--pair', type=int, default=1)
@@ -35,15 +35,15 @@ os.environ['LATENTNB_PROFILE'] = args.profile
 import numpy as np, torch
 import latentnb
 from latentnb.config import load_config
-from latentnb.gan import load_gan
+from latentnb.generators.gan import load_gan
 from latentnb.zoo import load_pair
 from latentnb.data import load_dataset
 from latentnb.blackbox import as_blackbox
-from latentnb.fitness import ReclusterPolicy
-from latentnb.search import diffgan_search
+from latentnb.search.fitness import ReclusterPolicy
+from latentnb.diffgan import diffgan_search
 from latentnb.validity import disc_scores
-from latentnb.baseline import drfuzz_search
-from latentnb.mutation import mutate, RULES
+from latentnb.diffgan.baseline import drfuzz_search
+from latentnb.search.mutation import mutate, RULES
 
 cfg = load_config(args.profile, device=args.device)
 progress = sys.stdout.isatty()  # no progress bars in logs and pipes
@@ -53,10 +53,10 @@ dev = cfg.device
 def old_module():
     "The per-image fuzzer, read from git at --old-commit and imported as latentnb._baseline_old"
     root = Path(latentnb.__file__).parent.parent
-    src = subprocess.run(['git', 'show', f'{args.old_commit}:latentnb/baseline.py'], cwd=root, capture_output=True, text=True)
-    if src.returncode: sys.exit(f"cannot read latentnb/baseline.py at {args.old_commit}: {src.stderr.strip()}")
+    src = subprocess.run(['git', 'show', f'{args.old_commit}:latentnb/diffgan/baseline.py'], cwd=root, capture_output=True, text=True)
+    if src.returncode: sys.exit(f"cannot read latentnb/diffgan/baseline.py at {args.old_commit}: {src.stderr.strip()}")
     f = Path(tempfile.mkdtemp())/'_baseline_old.py'; f.write_text(src.stdout)
-    from latentnb import search as _s, strategies as _st   # the old file imports `_bar` from latentnb.search; it lives in latentnb.strategies since 267504b
+    from latentnb import diffgan as _s, search as _st   # the old file imports `_bar` from latentnb.diffgan; it lives in latentnb.search since 267504b
     if not hasattr(_s, '_bar'): _s._bar = _st._bar
     spec = importlib.util.spec_from_file_location('latentnb._baseline_old', f)
     m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m)

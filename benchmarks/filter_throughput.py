@@ -19,7 +19,7 @@ import argparse, json, os, platform, time
 import torch
 
 from latentnb.data import load_dataset
-from latentnb.gan import Discriminator
+from latentnb.generators.gan import Discriminator
 from latentnb.validity import DEFAULT_K, SSIMIndex, calibrate_disc_threshold, exactness_check, filter_valid
 
 
@@ -56,7 +56,7 @@ def bench(dev, ref, q, heldout, k, n_brute):
 def bench_diffgan(ds, n):
     "Images/s of `diffgan_filter(ds).table` on `n` generated images (uint8, as the search archive stores them)"
     from latentnb.config import load_config
-    from latentnb.gan import load_gan, generate
+    from latentnb.generators.gan import load_gan, generate
     from latentnb.validity import diffgan_filter
     cfg = load_config(seed_all=False)
     (flt, w_build, _) = timed(torch.device('cpu'), lambda: diffgan_filter(ds, cfg))

@@ -25,7 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from latentnb.config import load_config
-from latentnb.gan import Generator, Discriminator, gan_training_set, generate, init_dcgan, sample_z
+from latentnb.generators.gan import Generator, Discriminator, gan_training_set, generate, init_dcgan, sample_z
 from latentnb.zoo import reference_classifier
 from latentnb.blackbox import predict_proba
 

@@ -33,7 +33,9 @@ def saved_bytes(step):
 
 def models(shape):
     "(name, batch size, [modules], step) for every model the paper profile trains, built for `shape`"
-    from latentnb import gan, giftbench as gb, vae, argus, zoo, judges
+    from latentnb import giftbench as gb, argus, zoo, judges
+    from latentnb.generators import gan
+    from latentnb.generators import vae
     c, h, w = shape; n_cls = 10
     G = B.budget('gan'); A = B.budget('argus'); V = B.budget('vae'); GB = B.budget('giftbench')
     out = []

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Throughput of DiffGAN's NSGA-II search (latentnb.search) on MNIST pair 1 (not a timed test).
+"""Throughput of DiffGAN's NSGA-II search (latentnb.diffgan) on MNIST pair 1 (not a timed test).
 
 Prints, in one run on the same machine:
   (a) raw throughput of generator + both models on batches of the search's size (images/s);
@@ -8,7 +8,7 @@ Prints, in one run on the same machine:
   (c) unique triggering inputs per 1,000 evaluations, search vs random latent sampling, and ratio (target >= 3);
   (d) unique triggering inputs per minute of the search            (target >= 1,700/min on a 2-core CPU);
   (e) near-duplicate-free triggering inputs per minute, search vs random sampling.
-UMAP's one-off numba compile is paid before any timing (latentnb.fitness.warm_up; the search would also pay it
+UMAP's one-off numba compile is paid before any timing (latentnb.search.fitness.warm_up; the search would also pay it
 outside its budget by itself). Progress bars are shown only when stdout is a terminal. The machine's load average is
 printed before and after: every figure here is CPU-timing sensitive.
 
@@ -28,12 +28,12 @@ os.environ['LATENTNB_PROFILE'] = args.profile
 
 import numpy as np, torch
 from latentnb.config import load_config
-from latentnb.gan import load_gan
+from latentnb.generators.gan import load_gan
 from latentnb.zoo import load_pair
 from latentnb.data import load_dataset
 from latentnb.blackbox import as_blackbox
-from latentnb.fitness import ReclusterPolicy, warm_up
-from latentnb.search import diffgan_search, evaluate_latents, random_search
+from latentnb.search.fitness import ReclusterPolicy, warm_up
+from latentnb.diffgan import diffgan_search, evaluate_latents, random_search
 
 cfg = load_config(args.profile, device=args.device)
 progress = sys.stdout.isatty()  # no progress bars in logs and pipes

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 DONE, RESULT, KEY, ATTEMPTS = 'done', 'result.pkl', 'grid_key.json', 'attempts'
 BACKENDS = ('inline', 'processes', 'dask')
 
-def modules_version(*names:str # Importable modules, e.g. 'latentnb.strategies'
+def modules_version(*names:str # Importable modules, e.g. 'latentnb.search'
                    ) -> str:
     "A hash of the source of the named modules: part of a job's `version`, so a finished job of other code is not reopened"
     return hashlib.blake2b(''.join(inspect.getsource(importlib.import_module(m)) for m in names).encode(), digest_size=8).hexdigest()

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from .config import load_config
 from .checkpoints import checkpoint_entry
 from .data import load_dataset
-from .gan import load_gan, gan_training_set
+from .generators.gan import load_gan, gan_training_set
 from .report import note_reopened
 
 # %% ../nbs/30_validity.ipynb #11dc6d72

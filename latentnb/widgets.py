@@ -20,7 +20,7 @@ from torch import nn
 
 from .blackbox import as_blackbox
 from .config import load_config
-from .fitness import divergence
+from .search.fitness import divergence
 from .generators import GENERATOR_LOADERS, LatentGenerator, _ddim_kwargs, as_generator, available_generators
 
 # %% ../nbs/70_widgets.ipynb #a941a420
@@ -366,14 +366,14 @@ def _from_columns(d:dict) -> pd.DataFrame:
     d = {_RENAME.get(k, k): (list(np.asarray(v)) if np.ndim(v) > 1 else np.asarray(v)) for k, v in d.items()}
     return pd.DataFrame(d)
 
-def archive_frame(archive, # DataFrame, {column: array}, `latentnb.archive.Archive`, or an object with to_frame()/df
+def archive_frame(archive, # DataFrame, {column: array}, `latentnb.search.archive.Archive`, or an object with to_frame()/df
                   limit:int|None=5000 # Read at most this many entries from an on-disk archive
                  ) -> pd.DataFrame:
     "The entries of `archive` as a DataFrame with `label_a`, `label_b` (and `divergence` when probabilities are given)"
     df = archive
     if isinstance(df, dict): df = _from_columns(df)
     if not isinstance(df, pd.DataFrame):
-        if callable(getattr(archive, 'load', None)) and hasattr(archive, 'n_chunks'):  # latentnb.archive.Archive
+        if callable(getattr(archive, 'load', None)) and hasattr(archive, 'n_chunks'):  # latentnb.search.archive.Archive
             df = _from_columns(archive.load(limit=limit))
         else:
             for m in ('to_frame', 'to_dataframe', 'frame', 'dataframe', 'df'):
@@ -384,7 +384,7 @@ def archive_frame(archive, # DataFrame, {column: array}, `latentnb.archive.Archi
             if isinstance(df, dict): df = _from_columns(df)
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"Cannot read an archive from a {type(archive).__name__}: pass a pandas DataFrame, a dict of columns, "
-                        "a latentnb.archive.Archive or an object with to_frame()/to_dataframe()/df")
+                        "a latentnb.search.archive.Archive or an object with to_frame()/to_dataframe()/df")
     df = df.rename(columns=_RENAME).reset_index(drop=True).copy()
     for s in ('a', 'b'):
         if f'label_{s}' in df.columns: continue

@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from latentnb.archive import Archive, near_codes, to_uint8
-from latentnb.fitness import ReclusterPolicy
-from latentnb.search import diffgan_search
+from latentnb.search.archive import Archive, near_codes, to_uint8
+from latentnb.search.fitness import ReclusterPolicy
+from latentnb.diffgan import diffgan_search
 
 
 def _batch(n, seed):

@@ -239,7 +239,7 @@ def test_loaders_take_every_dataset_of_a_supported_shape(tmp_path, monkeypatch):
 def test_white_box_and_metrics_on_colour_images():
     "DLFuzz, ADAPT and DiffChaser take colour seeds; the metrics count labels beyond 10 classes (EMNIST letters: 26)"
     from latentnb.argus import white_box, lenet5, argus_metrics
-    from latentnb.argus_baselines import adapt, diffchaser
+    from latentnb.argus.baselines import adapt, diffchaser
     torch.manual_seed(0)
     x, y = torch.rand(3, 3, 32, 32), torch.tensor([0, 1, 2])
     c = lenet5(10, (3, 32, 32)).eval()

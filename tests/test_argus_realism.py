@@ -1,4 +1,4 @@
-"""The Argus realism instrument (latentnb.argus_realism, notebook 63): study folder, blinding, the form driven by its widgets,
+"""The Argus realism instrument (latentnb.argus.realism, notebook 63): study folder, blinding, the form driven by its widgets,
 crash-safe answers, resume, validation, and the analysis checked against scipy on a TEST FIXTURE of scripted answers
 (planted preferences, used only to test the code: never ratings, never a result). Model-free: random images stand in for
 generated inputs."""
@@ -10,7 +10,7 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from latentnb.argus_realism import (RealismError, RealismForm, answers_path, append_answers, build_realism_study, check_answer,
+from latentnb.argus.realism import (RealismError, RealismForm, answers_path, append_answers, build_realism_study, check_answer,
                                     fig3_claims, load_realism_study, mutation_chain, pick_one, pick_originals, read_answers,
                                     realism_stats, save_realism_study, study_digest, study_folder)
 from latentnb.config import load_config

@@ -1,10 +1,10 @@
-"Plain behaviour of latentnb.mutation (DRfuzz's rules) and latentnb.baseline (DRfuzz-style fuzzer, run_method's reopen rules) on tiny stand-in models"
+"Plain behaviour of latentnb.search.mutation (DRfuzz's rules) and latentnb.diffgan.baseline (DRfuzz-style fuzzer, run_method's reopen rules) on tiny stand-in models"
 import numpy as np, pytest, torch
 from torch import nn
-from latentnb.mutation import RULES, mutate, mutate_batch
-from latentnb.baseline import RuleChain, select_prob, drfuzz_search, FuzzResult
-from latentnb.rq import run_method, count_at
-from latentnb.archive import Archive
+from latentnb.search.mutation import RULES, mutate, mutate_batch
+from latentnb.diffgan.baseline import RuleChain, select_prob, drfuzz_search, FuzzResult
+from latentnb.diffgan.rq import run_method, count_at
+from latentnb.search.archive import Archive
 
 def tiny(seed):
     torch.manual_seed(seed)
@@ -73,7 +73,7 @@ def test_errors(seeds):
 def _stamp_other_code(d):
     "Make the finished run in `d` look as if other search code had made it"
     import pickle
-    from latentnb.rq import RESULT_FILE, KEY_FILE
+    from latentnb.diffgan.rq import RESULT_FILE, KEY_FILE
     for f in (RESULT_FILE, KEY_FILE):
         p = d/f; obj = pickle.loads(p.read_bytes())
         (obj['key'] if f == RESULT_FILE else obj)['code'] = 'other-code'
@@ -97,7 +97,7 @@ def test_stale_run_is_reopened_only_when_asked(seeds, tmp_path, capsys):
     assert r2.rq_key['code'] == 'other-code' and r2.unique == r1.unique
 
 # --- colour images ---
-from latentnb.mutation import _blur
+from latentnb.search.mutation import _blur
 
 def test_colour_rules_treat_channels_alike():
     "A grey image in three equal channels stays grey under every rule but the three noise rules (drawn per channel)"
@@ -111,7 +111,7 @@ def test_colour_rules_treat_channels_alike():
 def test_bilateral_grey_is_unchanged():
     "One channel: the colour weight is the grey weight of before (bit for bit)"
     x = torch.rand(3, 1, 12, 12, generator=torch.Generator().manual_seed(1))
-    from latentnb.mutation import _windows
+    from latentnb.search.mutation import _windows
     w = _windows(x, 7, 7)
     dy, dx = torch.meshgrid(torch.arange(-3, 4.), torch.arange(-3, 4.), indexing='ij'); r2 = (dy**2 + dx**2).flatten()
     ws = torch.where(r2 <= 9, torch.exp(-r2/(2*50**2)), torch.zeros(()))[:, None, None]

@@ -1,4 +1,4 @@
-"Bring your own models (notebook 91, latentnb.byo): clear errors for bad images, labels, folders and classifiers; a tiny end to end whose rerun reopens the generator and the search."
+"Bring your own models (notebook 91, latentnb.tools.byo): clear errors for bad images, labels, folders and classifiers; a tiny end to end whose rerun reopens the generator and the search."
 import os
 
 import numpy as np
@@ -8,7 +8,7 @@ from PIL import Image
 
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
 from latentnb.blackbox import BlackBoxError
-from latentnb.byo import (ImageData, byo_filter, byo_report, byo_search, check_classifiers, train_generator)
+from latentnb.tools.byo import (ImageData, byo_filter, byo_report, byo_search, check_classifiers, train_generator)
 from latentnb.checkpoints import weights_hash
 from latentnb.config import load_config
 from latentnb.zoo import ModelSpec

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from latentnb.demo import demo_models
-from latentnb.strategies import STRATEGIES, check_size, objective, run_search
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
+from latentnb.search import STRATEGIES, check_size, objective, run_search
+import latentnb.sinvad, latentnb.giftbench, latentnb.diffgan.baseline   # the papers' strategies register on import
 
 DOC = Path(__file__).resolve().parents[1]/'CONTRIBUTING.md'
 

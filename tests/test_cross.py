@@ -1,4 +1,4 @@
-"The cross product's grid (notebook 90, latentnb.cross): caps per generator, one job per cell, the near-duplicate-free representatives, label faithfulness, and the counts of a judged cell."
+"The cross product's grid (notebook 90, latentnb.tools.cross): caps per generator, one job per cell, the near-duplicate-free representatives, label faithfulness, and the counts of a judged cell."
 import os
 from types import SimpleNamespace
 
@@ -8,11 +8,11 @@ import pytest
 import torch
 
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
-from latentnb.archive import Archive
+from latentnb.search.archive import Archive
 from latentnb.config import load_config
-from latentnb.cross import cell_evals, cross_jobs, cross_strategies, faithful_to, judge_cell, near_free_index
-from latentnb.strategies import STRATEGIES
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline   # the papers' strategies register on import
+from latentnb.tools.cross import cell_evals, cross_jobs, cross_strategies, faithful_to, judge_cell, near_free_index
+from latentnb.search import STRATEGIES
+import latentnb.sinvad, latentnb.giftbench, latentnb.diffgan.baseline   # the papers' strategies register on import
 
 
 def test_slow_generators_get_their_own_cap():
@@ -81,7 +81,7 @@ def test_a_sample_of_the_representatives_is_scaled_to_the_cell(tmp_path):
 
 def test_another_dataset_gives_its_own_cells(tmp_path):
     "`$LATENTNB_DATASET` (notebook 90 passes it): colour-mnist's generators decode 3×32×32 images, its jobs carry the dataset and share no key with MNIST's"
-    from latentnb.cross import cross_context
+    from latentnb.tools.cross import cross_context
     from latentnb.data import dataset_info
     ctx = cross_context('ci', 'colour-mnist')
     g = ctx['gens']['GAN']

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from latentnb.fitness import NO_REPS_DIVERSITY, ReclusterPolicy, divergence, diversity, representatives
+from latentnb.search.fitness import NO_REPS_DIVERSITY, ReclusterPolicy, divergence, diversity, representatives
 
 
 def test_divergence_hand_computed():

@@ -1,6 +1,6 @@
-"Plain behaviour of latentnb.gan: the Generator/Discriminator contract, training loop, FID/KID wrapper (no dataset)"
+"Plain behaviour of latentnb.generators.gan: the Generator/Discriminator contract, training loop, FID/KID wrapper (no dataset)"
 import pytest, torch
-from latentnb.gan import Generator, Discriminator, sample_z, train_gan, generate, init_dcgan, FeatureExtractor, fid_kid
+from latentnb.generators.gan import Generator, Discriminator, sample_z, train_gan, generate, init_dcgan, FeatureExtractor, fid_kid
 from latentnb.zoo import ReferenceCNN
 
 def test_contract():
@@ -33,7 +33,7 @@ def test_study_cache_is_keyed_by_everything_the_study_depends_on(tmp_path, monke
     "A cached Optuna study is reopened only when made with the same code, budgets, data and seed (or when the caller asks)"
     import json
     import pandas as pd
-    import latentnb.gan as g
+    import latentnb.generators.gan as g
     from latentnb.config import load_config
     cfg, ref = load_config('ci', seed_all=False), ReferenceCNN().eval()
     monkeypatch.setattr(g, 'reference_classifier', lambda ds, cfg=None: ref)
@@ -109,7 +109,7 @@ def test_default_shape_is_unchanged_for_the_committed_checkpoints():
 def test_specs_name_the_shape_only_when_it_is_not_28x28(tmp_path, monkeypatch):
     "A colour dataset gets a colour GAN whose spec and manifest name its shape; MNIST's spec is as the committed checkpoints hold it"
     import json
-    import latentnb.gan as g
+    import latentnb.generators.gan as g
     from latentnb.config import load_config, RunConfig
     from latentnb.checkpoints import checkpoint_entry
     cfg = load_config('ci', seed_all=False)
@@ -130,11 +130,11 @@ def test_committed_quick_study_keeps_its_key(monkeypatch):
     "The image-shape change left the (1, 28, 28) study bit for bit as it was: its code hash maps to the committed study's (STUDY_CODE_SAME)"
     import json
     from pathlib import Path
-    import latentnb.gan as g
+    import latentnb.generators.gan as g
     from latentnb.config import load_config
     q = load_config('quick', seed_all=False)
     monkeypatch.setattr(g, 'reference_classifier', lambda ds, cfg=None: ReferenceCNN().eval())   # features hashed apart: no quick model is loaded
-    committed = json.loads((Path(g.__file__).parent.parent/'data/checkpoints/mnist-gan-study.quick.json').read_text())['key']
+    committed = json.loads((Path(g.__file__).parents[2]/'data/checkpoints/mnist-gan-study.quick.json').read_text())['key']
     key = g.study_key('mnist', q, **committed['budgets'])
     assert {k: v for k, v in key.items() if k != 'features'} == {k: v for k, v in committed.items() if k != 'features'}, (
         "The GAN's study code changed: the committed quick study would be recomputed. Recompute it under quick, or, if every "

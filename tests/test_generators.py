@@ -2,9 +2,9 @@
 import pytest, torch, torch.nn as nn
 from latentnb.generators import (LatentGenerator, as_generator, gan_generator, cgan_generator, ddim_generator,
                                  vae_generator, vqvae_generator)
-from latentnb.gan import Generator
+from latentnb.generators.gan import Generator
 from latentnb.giftbench import CondGenerator, CGAN, build_unet
-from latentnb.vae import MLPVAE, ConvVAE
+from latentnb.generators.vae import MLPVAE, ConvVAE
 from latentnb.argus import VQVAE
 
 def test_adapters_decode_what_the_models_decode():

@@ -220,7 +220,7 @@ def test_colour_images_export_as_rgb(tmp_path):
 
 # --- giftbench_search on the one loop (`run_search` with `GiftGA` given the seeds)
 import inspect, pickle
-from latentnb.strategies import run_search
+from latentnb.search import run_search
 from latentnb.giftbench import GiftGA, GiftObjective, gift_space, gift_extent
 
 def CondToy():

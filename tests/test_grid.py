@@ -113,13 +113,13 @@ def test_gpu_resources_on_a_local_cluster(tmp_path, capsys):
 def test_parts_version_changes_only_with_the_code_a_run_uses(tmp_path, monkeypatch):
     "Issue 41, item 4: a run keyed by its strategy's code is redone after a change to that strategy only"
     import importlib, sys
-    from latentnb import strategies as S
+    from latentnb import search as S
     from latentnb.grid import code_parts, parts_version
     before = {n: parts_version(c, S.run_search) for n, c in S.STRATEGIES.items()}
     assert len(set(before.values())) == len(before)
     parts = code_parts(S.NSGA2Search, S.run_search)
-    assert 'latentnb.strategies.NSGA2Search.tell' in parts and 'latentnb.fitness.diversity' in parts
-    assert not any(k.startswith('latentnb.strategies.Gift') for k in parts)
+    assert 'latentnb.search.NSGA2Search.tell' in parts and 'latentnb.search.fitness.diversity' in parts
+    assert not any(k.startswith('latentnb.search.Gift') for k in parts)
     pkg = tmp_path/'toystrats'; pkg.mkdir(); (pkg/'__init__.py').write_text('')
     src = ("STEPS = {'a': 1, 'b': 2}\n_CACHE = {}\ndef _a(): return STEPS['a']\ndef _b(): return STEPS['b']\n"
            "class A:\n    def ask(self): _CACHE['a'] = 1; return _a()\nclass B:\n    def ask(self): return _b()\n")
@@ -138,8 +138,8 @@ def test_parts_version_changes_only_with_the_code_a_run_uses(tmp_path, monkeypat
 def test_parts_version_is_the_same_in_every_process():
     "A key that changed with the process's string hashing (a set's order) would never reopen a finished job"
     import os, subprocess, sys
-    code = ("from latentnb.grid import parts_version; from latentnb.cross import cross_cell; "
-            "from latentnb.rq import method_version; print(parts_version(cross_cell), method_version('DRfuzz'))")
+    code = ("from latentnb.grid import parts_version; from latentnb.tools.cross import cross_cell; "
+            "from latentnb.diffgan.rq import method_version; print(parts_version(cross_cell), method_version('DRfuzz'))")
     out = {subprocess.run([sys.executable, '-c', code], env=dict(os.environ, PYTHONHASHSEED=str(s)), capture_output=True,
                           text=True, check=True).stdout for s in (1, 2)}
     assert len(out) == 1, out

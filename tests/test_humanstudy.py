@@ -1,10 +1,10 @@
-"latentnb.humanstudy: ratings validation, rating form (headless), analysis on hand-made tables."
+"latentnb.sinvad.humanstudy: ratings validation, rating form (headless), analysis on hand-made tables."
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from latentnb.humanstudy import (RATING_COLUMNS, RatingForm, RatingsError, Study, add_scores, attention_failures,
+from latentnb.sinvad.humanstudy import (RATING_COLUMNS, RatingForm, RatingsError, Study, add_scores, attention_failures,
                                  collect_ratings, export_study, most_confusing, pairwise_table, simulate_ratings,
                                  validate_ratings)
 
@@ -109,8 +109,8 @@ def test_export_writes_colour_images_as_rgb(tmp_path):
 def test_build_study_attention_checks_use_the_datasets_classes():
     "An attention check asks about its own class and one other of the `n_classes` classes (26 for EMNIST letters)"
     from torch import nn
-    from latentnb.humanstudy import build_study
-    from latentnb.vae import MLPVAE
+    from latentnb.sinvad.humanstudy import build_study
+    from latentnb.generators.vae import MLPVAE
     torch.manual_seed(0)
     vae, clf = MLPVAE(4, 16, img_shape=(1, 8, 8)).eval(), nn.Sequential(nn.Flatten(), nn.Linear(64, 26)).eval()
     x = torch.rand(120, 1, 8, 8)

@@ -7,7 +7,7 @@ import pytest
 
 from latentnb.config import load_config
 from latentnb.data import ChecksumError
-from latentnb.humanstudy import (RatingsError, read_sinvad_study, sinvad_files, study_tables, to_sinvad_trials, RatingForm,
+from latentnb.sinvad.humanstudy import (RatingsError, read_sinvad_study, sinvad_files, study_tables, to_sinvad_trials, RatingForm,
                                  collect_ratings, RATING_COLUMNS, SINVAD_FILES)
 
 

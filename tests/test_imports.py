@@ -43,3 +43,23 @@ def test_the_checker_sees_every_kind_of_edge(tmp_path):
     assert set(mods) == {'__init__', 'sub', 'a', 'b', 'c', 'sub.d'}
     assert es == {('a', 'b'), ('b', 'c'), ('c', 'sub.d'), ('sub.d', 'a')}, es
     assert cycles(mods, edges(mods)) == [['a', 'b', 'c', 'sub.d']]
+
+SECTION = {'generators': 'Generators', 'search': 'Search', 'diffgan': 'DiffGAN', 'sinvad': 'SINVAD', 'argus': 'Argus',
+           'giftbench': 'GIFTbench', 'tools': 'Beyond the papers'}   # a sub-package's section of the site's sidebar
+
+def test_the_sidebar_follows_the_packages():
+    "Each module's notebook sits in its package's sidebar section (a flat core module: 'Core' or 'Interactive')"
+    import re
+    side = (SRC.parent/'nbs'/'sidebar.yml').read_text()
+    where, sec = {}, None
+    for line in side.splitlines():
+        if m := re.match(r'\s*- section: (.+)', line): sec = m.group(1).strip()
+        elif m := re.match(r'\s*- (\S+\.ipynb)', line): where[m.group(1)] = sec
+    wrong = []
+    for mod, path in modules(SRC).items():
+        m = re.search(r'File to edit: (?:\.\./)+nbs/(\S+\.ipynb)', path.read_text())
+        if not m: continue
+        top = mod.split('.')[0]
+        want = {SECTION[top]} if top in SECTION else {'Core', 'Interactive', 'Start'}
+        if where.get(m.group(1)) not in want: wrong.append(f"{m.group(1)} (latentnb.{mod}): in {where.get(m.group(1))!r}, not {sorted(want)}")
+    assert not wrong, "notebooks in another sidebar section than their package's (nbs/sidebar.yml):\n  " + '\n  '.join(wrong)

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import torch
 
-from latentnb.metrics import geometric_diversity, shannon_diversity, shannon_pooled, subset_mean
+from latentnb.search.metrics import geometric_diversity, shannon_diversity, shannon_pooled, subset_mean
 
 
 def test_geometric_diversity_hand_computed():

@@ -22,9 +22,9 @@ import torch
 from latentnb.config import load_config
 from latentnb.data import load_dataset
 from latentnb.demo import demo_models
-from latentnb.fitness import ReclusterPolicy
-from latentnb.strategies import STRATEGIES, objective, run_search, search_space
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline, latentnb.argus   # the papers' strategies register on import
+from latentnb.search.fitness import ReclusterPolicy
+from latentnb.search import STRATEGIES, objective, run_search, search_space
+import latentnb.sinvad, latentnb.giftbench, latentnb.diffgan.baseline, latentnb.argus   # the papers' strategies register on import
 
 PINS = Path(__file__).with_name('pins.json')
 REPIN = os.environ.get('LATENTNB_REPIN') == '1'
@@ -152,14 +152,14 @@ def test_ci_giftbench_search(demo):
 
 def test_ci_diffgan_search(demo, tmp_path):
     "DiffGAN's entry point (its own argument checks and space around `run_search`'s nsga2)"
-    from latentnb.search import diffgan_search
+    from latentnb.diffgan import diffgan_search
     gen, a, b, x, y = demo
     res = diffgan_search(gen, a, b, budget_s=1e9, max_evals=300, out_dir=tmp_path/'dg', pop_size=20, seed=3, device='cpu',
                          policy=ReclusterPolicy(max_share=None), progress=False, seed_images=x[:100])
     check('ci/diffgan_search', archive_fp(res))
 
 def test_ci_drfuzz_search(demo, tmp_path):
-    from latentnb.baseline import drfuzz_search
+    from latentnb.diffgan.baseline import drfuzz_search
     gen, a, b, x, y = demo
     res = drfuzz_search(None, a, b, x[:50], budget_s=1e9, max_evals=300, out_dir=tmp_path/'fuzz', batch=50, per_seed=5,
                         seed=5, device='cpu', progress=False)
@@ -177,7 +177,7 @@ def test_ci_argus_generate(demo):
 @pytest.fixture(scope='module')
 def quick():
     cfg = load_config('quick', seed_all=False)
-    from latentnb.gan import load_gan
+    from latentnb.generators.gan import load_gan
     from latentnb.zoo import load_pair
     G, _ = load_gan('mnist', cfg=cfg)
     a, b = load_pair('mnist', 1, cfg=cfg)
@@ -201,7 +201,7 @@ def _quick_generator(kind, cfg, G):
     if kind == 'gan': return as_generator(G)
     if kind == 'vae':
         from latentnb.sinvad import latent_space
-        from latentnb.vae import load_vae
+        from latentnb.generators.vae import load_vae
         return latent_space(load_vae('mnist', 'mlp', cfg=cfg, progress=False))
     if kind == 'cgan':
         from latentnb.giftbench import load_cgan

@@ -6,7 +6,7 @@ import pytest
 
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
 from latentnb.config import load_config
-from latentnb.rq import rq_runs, rq_dir
+from latentnb.diffgan.rq import rq_runs, rq_dir
 
 
 def _counts(runs): return {k: (len(r.result.archive), int(r.keep.sum())) for k, r in runs.items()}

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from latentnb.demo import demo_models
-from latentnb.strategies import STRATEGIES, as_strategy, objective, run_search
-import latentnb.sinvad, latentnb.giftbench, latentnb.baseline, latentnb.argus   # the papers' strategies register on import
+from latentnb.search import STRATEGIES, as_strategy, objective, run_search
+import latentnb.sinvad, latentnb.giftbench, latentnb.diffgan.baseline, latentnb.argus   # the papers' strategies register on import
 
 BAD_BUDGETS = [  # (keyword arguments, the words the error must contain)
     (dict(budget_s=-5), 'budget_s must be a number of seconds > 0'),
@@ -30,8 +30,8 @@ def _never(*a, **k): raise AssertionError('the search started despite a bad argu
 
 def entry_points(demo):
     "Every search entry point, called with `kw` on the demo stand-ins; each must raise before evaluating anything"
-    from latentnb.search import diffgan_search, random_search
-    from latentnb.baseline import drfuzz_search
+    from latentnb.diffgan import diffgan_search, random_search
+    from latentnb.diffgan.baseline import drfuzz_search
     gen, a, b, x, y = demo
     obj = objective('differential', a, b, device='cpu')
     return {
@@ -55,7 +55,7 @@ def test_inf_budget_with_a_cap_runs(demo):
 
 @pytest.mark.parametrize('pop', [0, 1, -2, 2.0])
 def test_diffgan_pop_size(demo, pop):
-    from latentnb.search import diffgan_search
+    from latentnb.diffgan import diffgan_search
     gen, a, b, x, y = demo
     with pytest.raises(ValueError, match=r"pop_size must be an integer >= 2 \(NSGA-II's crossover needs two parents\)"):
         diffgan_search(gen, a, b, budget_s=5, pop_size=pop, progress=False, device='cpu')
@@ -92,7 +92,7 @@ def test_strategy_sizes(demo, strategy, param, value, words):
 
 def test_paper_loops_check_their_sizes(demo):
     from latentnb.sinvad import ga_search, hill_climb
-    from latentnb.strategies import search_space
+    from latentnb.search import search_space
     gen, a, b, x, y = demo
     space = search_space(gen, box=None)
     with pytest.raises(ValueError, match='pop must be an integer >= 2'): ga_search(space, a, x[:2], pop=1)

@@ -3,7 +3,9 @@ squares; a shape outside its rule is refused with a ValueError that names what i
 import pytest
 import torch
 
-from latentnb import argus, gan, giftbench as gb, judges, vae, zoo
+from latentnb import argus, giftbench as gb, judges, zoo
+from latentnb.generators import gan
+from latentnb.generators import vae
 
 CLASSIFIERS = {**{n: getattr(zoo, n) for n in ('ConvNet4', 'ConvNet7', 'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'SinvadCNN',
                                                'ResNet20', 'InceptionSmall', 'VGG16')},

@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from latentnb.strategies import search_space
+from latentnb.search import search_space
 from latentnb.sinvad import (SINVAD_VARIANTS, SinvadGA, HillClimb, sinvad_offspring, sinvad_parents, sinvad_sigma, sinvad_distance,
                              ga_search, hill_climb, sinvad_fitness, ranking_key)
 from latentnb.blackbox import predict, predict_proba
@@ -143,7 +143,7 @@ def test_bad_variant_functions(toy):
 
 
 # --- image shapes: the VAEs build for (C, H, W); MNIST's (1, 28, 28) builds exactly the modules the committed checkpoints hold
-from latentnb.vae import MLPVAE, ConvVAE, DeepConvVAE, KINDS
+from latentnb.generators.vae import MLPVAE, ConvVAE, DeepConvVAE, KINDS
 from latentnb.data import check_img_shape
 from latentnb.sinvad import latent_space, pixel_space
 
@@ -208,7 +208,7 @@ def test_ga_and_hill_climb_on_colour_images():
 # --- ga_search and hill_climb run on `run_search` (SinvadGA / HillClimb given the seeds): frozen copies of their own loops as they
 # were before, which they must match bit for bit (the same draws in the same order, the same float ops)
 from latentnb.sinvad import SinvadResult, pixel_space, latent_space
-from latentnb.vae import MLPVAE
+from latentnb.generators.vae import MLPVAE
 
 
 def old_rank_and_track(P, fit, guide, i, best_key, best_f, best_v):
@@ -396,7 +396,7 @@ def test_given_seeds_are_checked():
 
 def test_sinvad_sigma_resets_to_the_given_sigma(toy):
     "ga_search's docment: `sigma` is the mutation σ and its reset value (the old loop reset to 0.1 whatever `sigma` was)"
-    from latentnb.strategies import Objective, run_search
+    from latentnb.search import Objective, run_search
     space, clf, x = toy
     s = SinvadGA(pop=20, gens=12, sigma=0.3, sigma_init=0.5, seeds=space.encode(x).float(), labels=predict(clf, x))
     res = run_search(s, space, Objective('misclassification', lambda im: predict_proba(clf, im)), budget_s=None, progress=False)

@@ -14,7 +14,7 @@ from latentnb.sinvad import (RESULT_FIELDS, boundary_jobs, detection_attempts, d
                              ga_search, latent_space, load_result, mix_name, mix_spec, mixed_directions, model_under_test, pixel_space,
                              save_result, stall_gens)
 from latentnb.checkpoints import checkpoint_entry, spec_diff
-from latentnb.vae import load_vae
+from latentnb.generators.vae import load_vae
 
 
 def same_result(r, o):
@@ -113,7 +113,7 @@ def test_rq3_models_follow_the_dataset():
 
 
 def test_load_vae_builds_for_a_colour_dataset():
-    from latentnb.vae import vae_spec, vae_name
+    from latentnb.generators.vae import vae_spec, vae_name
     cfg = load_config('ci', seed_all=False)
     v = load_vae('colour-mnist', 'conv', cfg=cfg, progress=False)
     assert v.img_shape == (3, 32, 32) and v.reconstruct(torch.rand(2, 3, 32, 32)).shape == (2, 3, 32, 32)

@@ -2,7 +2,7 @@
 """Train (or verify) every checkpoint the SINVAD notebooks (50-56) load, with the active profile (default quick).
 
 Usage: `LATENTNB_PROFILE=quick LATENTNB_THREADS=2 .venv/bin/python tools/train_sinvad.py [vae|mix ...]`.
-It only calls library functions (`latentnb.vae.load_vae`, `latentnb.sinvad_arch.sinvad_cnn`, `latentnb.sinvad.detection_classifiers`), so the
+It only calls library functions (`latentnb.generators.vae.load_vae`, `latentnb.sinvad.arch.sinvad_cnn`, `latentnb.sinvad.detection_classifiers`), so the
 checkpoints are exactly those the notebooks would train themselves; present ones are just loaded.
 """
 import os, sys, time
@@ -10,7 +10,7 @@ from pathlib import Path
 os.chdir(Path(__file__).resolve().parent.parent)
 os.environ.setdefault('LATENTNB_PROFILE', 'quick')
 from latentnb.config import load_config
-from latentnb.vae import load_vae
+from latentnb.generators.vae import load_vae
 
 cfg = load_config()
 parts = sys.argv[1:] or ['vae', 'mix']
@@ -22,7 +22,7 @@ if 'vae' in parts:
     for ds, kind, z in dict.fromkeys(jobs):
         t = time.time(); v = load_vae(ds, kind, z, cfg=cfg)
         print(f"{ds} {kind} z={v.latent_dim}: {time.time()-t:.0f} s", flush=True)
-    from latentnb.sinvad_arch import sinvad_cnn   # notebook 54: the paper's 6-hidden-layer CNN, RQ4's model under test
+    from latentnb.sinvad.arch import sinvad_cnn   # notebook 54: the paper's 6-hidden-layer CNN, RQ4's model under test
     for ds in A.datasets:
         t = time.time(); sinvad_cnn(ds, cfg=cfg); print(f"{ds} SINVAD CNN: {time.time()-t:.0f} s", flush=True)
 if 'mix' in parts:
