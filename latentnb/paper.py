@@ -4,15 +4,16 @@
 
 # %% auto #0
 __all__ = ['PUBLISHED_SHA256', 'VERDICTS', 'published_path', 'published_heading', 'published_section', 'published_table', 'pnum',
-           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'prose_hits_md', 'prose_hits']
+           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'paper_numbers', 'known_commits',
+           'prose_hits_md', 'prose_hits']
 
 # %% ../nbs/04_paper.ipynb #fed1a42c
-import json, math, re
+import functools, json, math, re, subprocess
 from pathlib import Path
 
 import pandas as pd
 
-from .config import load_config
+from .config import find_root, load_config
 from .data import verify_sha256
 from .report import record
 
@@ -149,31 +150,95 @@ def same_direction(ours_a, ours_b, paper_a, paper_b) -> bool|None:
 _STRIP = [re.compile(p, re.S) for p in (r'```.*?```', r'`[^`]*`', r'\$\$.*?\$\$', r'\$[^$\n]*\$',
                                         r'\]\([^)]*\)', r'https?://\S+', r'<[^>]+>')]
 _REFS = re.compile(r'(?:§\s?\d+(?:\.\d+)*(?:\s?[–-]\s?\d+(?:\.\d+)*)?'
-                   r'|\b(?:Eqs?|Figs?|Tables?|Algorithm|RQ|Section|Sec|Python|v)\.?\s?[\dIVX]+(?:\.\d+)*(?:\s?[–-]\s?\d+(?:\.\d+)*)?'
-                   r'|\b\d+\.\d+\.\d+\b)')
+                   r'|\b(?:Eqs?|Figs?|Tables?|Algorithm|RQ|Section|Sec|Python|v)\.?\s?(?:[≥>]=?\s?)?[\dIVX]+(?:\.\d+)*'
+                   r'(?:\s?[–-]\s?\d+(?:\.\d+)*)?|\b\d+\.\d+\.\d+\b)')
 _SETTING = re.compile(r'(?:[=≥≤<>±]\s?[-−]?)(?:\d[\d,]*(?:\.\d+)?\s?%?)|[\[{][^\]}\n]*[\]}]')
 _MEASURED = re.compile(r'(?<![\w.])(?:\d+(?:\.\d+)?\s?%|\d*\.\d+)(?![\w])')
+_CMP = re.compile(r'[=≥≤<>]\s?[-−]?(\d[\d,]*(?:\.\d+)?)(\s?%)?(?![\d.]*\d)')
+_RATIO = re.compile(r'(?<![\w.×,–-])\d+(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?[×x](?![\w×]|\s?\d)')
+_VERBS = ('found|finds|gave|gives|yield(?:s|ed)|reach(?:es|ed)|flag(?:s|ged)|produced|returned|trigger(?:s|ed)|detect(?:s|ed)|'
+          'caught|kept|rejected|passed|failed|fails|scored|took|counted|got|survived|collected|discovered|uncovered|'
+          'exposed|revealed|misclassif(?:ied|ies)|fooled')
+_COUNT = re.compile(rf'\b(?:{_VERBS})\s+(?:(?:only|about|roughly|nearly|almost|just|over|around|some|exactly|up to)\s+)?'
+                    r'(\d(?:[\d,]*\d)?)(?![\d.,]*\d|\s?[%×x])'
+                    r'|(?<![\w.,×/])(?<!first )(?<!last )(?<!top )(\d(?:[\d,]*\d)?)\s+(?:of|out of)\s+'
+                    r'(?:(?:the|its|all)\s+)?(\d(?:[\d,]*\d)?)(?![\d.]*\d|×)', re.I)
+
+def _round(num:str) -> bool:
+    "Whether a number reads as a chosen value: one significant digit, or two ending in 5 ('0.1', '1.5', '0.25', '95')"
+    d = num.replace(',', '').replace('.', '').lstrip('0').rstrip('0')
+    return len(d) <= 1 or (len(d) == 2 and d[-1] == '5')
+
+def _claims(s:str) -> list:
+    "The numbers of the sharper kinds in one sentence (references removed): non-round comparisons, ratios, counts"
+    out = [m.group(1) + (m.group(2) or '') for m in _CMP.finditer(s) if ('.' in m.group(1) or m.group(2)) and not _round(m.group(1))]
+    out += [m.group() for m in _RATIO.finditer(s)]
+    return out + [g for m in _COUNT.finditer(s) for g in m.groups() if g]
+
+# %% ../nbs/04_paper.ipynb #dd98225c
 _CITES = re.compile(r'\b(?:paper|papers|paper\'s|published|authors)\b', re.I)
-_HISTORY = re.compile(r'^\s*>.*\bhistory\b.*\b[0-9a-f]{7,40}\b', re.I | re.S)
+_HISTORY = re.compile(r'^\s*>.*\bhistory\b', re.I | re.S)
+_SHA = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b|(?<=\bcommit )[0-9a-f]{7,40}\b')
 _SENTENCE = re.compile(r'(?<=[.!?;])\s+(?=[A-Z(*_"])|\n\s*\n|\n(?=\s*(?:[-*|>]|\d+\.)\s)')
 
-def prose_hits_md(src:str # The source of one Markdown cell
+def paper_numbers(cfg=None) -> frozenset:
+    "Every number in the vendored `published_numbers.md`, as floats ('1,229' → 1229.0)"
+    return frozenset(pnum(n) for n in _NUM.findall(published_path(cfg).read_text()))
+
+def known_commits(where=None # A folder inside the git checkout (default: the project root)
+                 ) -> frozenset:
+    "The full sha of every commit in `git log` of the checkout holding `where`; empty when that cannot be known (no git, a shallow clone)"
+    git = lambda *a: subprocess.run(['git', '-C', str(where or find_root()), *a], capture_output=True, text=True)
+    if git('rev-parse', '--is-shallow-repository').stdout.strip() != 'false': return frozenset()   # a shallow history lacks old commits
+    r = git('log', '--format=%H')
+    return frozenset(r.stdout.split()) if r.returncode == 0 else frozenset()
+
+def _bad_history(p:str, commits) -> str:
+    "Why the history note `p` does not count ('' if it does): it must name commits, all in `commits` (when it is known: not empty)"
+    shas = _SHA.findall(p)
+    bad = [h for h in shas if commits and not any(c.startswith(h) for c in commits)]
+    return 'a History note names no commit' if not shas else f"History note: commit {', '.join(bad)} not in git log" if bad else ""
+
+# %% ../nbs/04_paper.ipynb #2c1335bd
+@functools.lru_cache(maxsize=None)
+def _sources(where:str|None):
+    "The paper's numbers and the commits of `git log` of the checkout holding `where`, read once"
+    return paper_numbers(), known_commits(where)
+
+def prose_hits_md(src:str, # The source of one Markdown cell (or file)
+                  paper:frozenset|None=None, # The paper's numbers (default: `paper_numbers()`)
+                  commits:frozenset|None=None # The commits a history note may name (default: `known_commits()`)
                  ) -> list:
-    "(sentence, numbers) for each sentence of a Markdown cell that states a measured number by hand"
-    src = '\n\n'.join(p for p in re.split(r'\n\s*\n', src) if not _HISTORY.search(p))   # history notes: blockquote paragraphs
+    "(sentence, numbers) for each sentence of a Markdown cell that states a measured number by hand, or (note, [why])"
+    if paper is None or commits is None:
+        pn, kc = _sources(None)
+        paper, commits = pn if paper is None else paper, kc if commits is None else commits
+    out, keep = [], []
+    for p in re.split(r'\n\s*\n', src):   # history notes: blockquote paragraphs naming known commits
+        why = _bad_history(p, commits) if _HISTORY.search(p) else None
+        if why: out.append((' '.join(p.split())[:160], [why]))
+        elif why is None: keep.append(p)
+    src = '\n\n'.join(keep)
     for p in _STRIP: src = p.sub(' ', src)
-    out = []
     for s in _SENTENCE.split(src):
-        if not s.strip() or _CITES.search(s): continue
-        found = _MEASURED.findall(_SETTING.sub(' ', _REFS.sub(' ', s)))
+        t = _REFS.sub(' ', s)
+        found = _claims(t) + _MEASURED.findall(_RATIO.sub(' ', _SETTING.sub(' ', t)))
+        if _CITES.search(s): found = [f for f in found if pnum(f) not in paper]
         if found: out.append((' '.join(s.split())[:160], found))
     return out
 
 # %% ../nbs/04_paper.ipynb #f5f5d532
-def prose_hits(nb_path # A notebook (.ipynb)
+def _md_parts(text:str) -> list:
+    "('§ <heading>', body) of each section of a Markdown file, code fences removed first (a '# comment' in them is no heading)"
+    text = re.sub(r'```.*?```', ' ', text, flags=re.S)
+    return [('§ (top)', re.split(r'^#{1,6} ', text, maxsplit=1, flags=re.M)[0])] + [(f'§ {h}', b) for h, b in _sections(text)]
+
+def prose_hits(path # A notebook (.ipynb) or a Markdown file (.md, e.g. README.md)
               ) -> list:
-    "'<notebook> cell <i>: <numbers> :: <sentence>' for every Markdown sentence of `nb_path` that states a measured number by hand"
-    nb = json.loads(Path(nb_path).read_text())
-    return [f"{Path(nb_path).name} cell {i}: {', '.join(f)} :: {s}"
-            for i, c in enumerate(nb['cells']) if c['cell_type'] == 'markdown'
-            for s, f in prose_hits_md(''.join(c['source']))]
+    "'<file> cell <i>: <numbers> :: <sentence>' ('<file> § <heading>' for a .md file) per sentence stating a measured number by hand"
+    path = Path(path)
+    pn, kc = _sources(str(path.resolve().parent))
+    if path.suffix == '.md': parts = _md_parts(path.read_text())
+    else: parts = [(f"cell {i}", ''.join(c['source'])) for i, c in enumerate(json.loads(path.read_text())['cells'])
+                   if c['cell_type'] == 'markdown']
+    return [f"{path.name} {w}: {', '.join(f)} :: {s}" for w, src in parts for s, f in prose_hits_md(src, pn, kc)]

@@ -1,22 +1,24 @@
-"""Prose from numbers: no notebook's Markdown states a measured number by hand (latentnb.paper.prose_hits, notebook 04)."""
+"""Prose from numbers: no notebook's Markdown, nor README.md, states a measured number by hand (latentnb.paper.prose_hits, notebook 04).
+The rules, one failing example per kind: tests/test_prose_rules.py."""
 from pathlib import Path
 
 import pytest
 
 from latentnb.paper import prose_hits, prose_hits_md
 
-NBS = sorted((Path(__file__).resolve().parent.parent/'nbs').glob('*.ipynb'))
+ROOT = Path(__file__).resolve().parent.parent
+NBS = sorted((ROOT/'nbs').glob('*.ipynb'))
 
 
 def test_there_are_notebooks():
     assert len(NBS) > 30
 
 
-@pytest.mark.parametrize('nb', NBS, ids=lambda p: p.name)
-def test_no_hand_typed_measurements(nb):
-    hits = prose_hits(nb)
-    assert not hits, ("Markdown states measured numbers by hand: print them from the run, cite the paper, or put them in a "
-                      "'> **History** (commit <sha>)' note:\n" + '\n'.join(hits))
+@pytest.mark.parametrize('path', NBS + [ROOT/'README.md'], ids=lambda p: p.name)
+def test_no_hand_typed_measurements(path):
+    hits = prose_hits(path)
+    assert not hits, ("Markdown states measured numbers by hand: print them from the run, cite the paper's own numbers, or put "
+                      "them in a '> **History** (commit <sha>)' note naming a commit of `git log`:\n" + '\n'.join(hits))
 
 
 def test_the_check_can_fail():

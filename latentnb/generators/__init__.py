@@ -272,7 +272,8 @@ def _ddim_kwargs():
     return {'ddim_steps': int(load_config(seed_all=False).budget('giftbench').ddim_steps)}
 
 GENERATOR_LOADERS = {}   # kind: (loader(dataset), the model in its result, as_generator kwargs()), filled by `register_loader`
-LOADER_HOMES = ('GAN: import latentnb.generators.gan; VAE: latentnb.generators.vae; VQ-VAE: latentnb.argus; cGAN and DDIM: latentnb.giftbench'
+LOADER_HOMES = ('GAN: import latentnb.generators.gan; VAE: latentnb.generators.vae; VQ-VAE: latentnb.argus; '
+                'cGAN and DDIM: latentnb.giftbench'
                 ' (each registers its loaders when imported)')   # where the project's loaders are registered
 
 def register_loader(kind:str, # The generator's name in `available_generators`, e.g. 'GAN'

@@ -480,7 +480,8 @@ def ask(self:GiftGA, space, objective):
 def tell(self:GiftGA, space, batch, ev, u8):
     "One generation: record the failures, then the survivors' step control ('gift') and next populations (`gift_offspring`)"
     n, pop = len(self.idx), self.pop
-    M = -ev['fitness'].cpu().float().view(n, pop); trig = ev['trig'].cpu().view(n, pop); wrong = trig.any(1)
+    M = -ev['fitness'].cpu().float().view(n, pop)
+    trig = ev['trig'].cpu().view(n, pop); wrong = trig.any(1)
     self.active[self.idx[wrong]] = False; self.left -= 1
     if self.z_seed is not None: self._record(ev['p_a'], batch.expected, trig, M)
     keep = ~wrong; ik = self.idx[keep]

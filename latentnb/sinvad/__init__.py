@@ -413,7 +413,9 @@ class HillClimb(Strategy):
         if given:   # lower = better: the objective's −fitness (`hill_climb`'s score), or its distance to the target
             sc = -ev['fitness'].cpu().view(S, k)
             if self.target is not None: sc = (sc - self.target).abs()
-            if self.cur is None: self.cur = sc[:, 0]; self.hist.append(self.cur.clone()); return {}
+            if self.cur is None:   # the first batch scores the start vectors
+                self.cur = sc[:, 0]; self.hist.append(self.cur.clone())
+                return {}
         else: sc = (ev['fitness'].cpu().double() + 10*ev['trig'].cpu().double()).view(S, k)   # a failure beats any fitness
         imp = self._climb(sc, lower=given)
         if self.variant == 'latentnb': self.st = torch.where(imp, self.st, self.st/2); self.left -= 1
