@@ -13,5 +13,5 @@ setuptools.setup(
     python_requires='>=' + cfg['min_python'], install_requires=cfg['requirements'].split(),
     extras_require={'dev': cfg['dev_requirements'].split()},
     entry_points={'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
-                  'console_scripts': ['latentnb_fetch=latentnb.data:latentnb_fetch']},
+                  'console_scripts': ['latentnb_fetch=latentnb.data:latentnb_fetch', 'latentnb=latentnb.tools.cli:main']},
     zip_safe=False)

@@ -23,7 +23,7 @@ CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zo
         'search', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation')  # the one loop and its parts
 PAPERS = {'diffgan': ('diffgan', 'diffgan.baseline', 'diffgan.rq'), 'sinvad': ('sinvad', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench',)}
-TOOLS = ('tools', 'tools.cross', 'tools.byo')   # beyond the papers: may import anything
+TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything
 META = ('__init__', '_modidx')   # the package and nbdev's index of names (its strings are doc links, not imports)
 LAYERS = {**{m: 'core' for m in CORE}, **{m: f'paper:{p}' for p, ms in PAPERS.items() for m in ms},
           **{m: 'tool' for m in TOOLS}, **{m: 'meta' for m in META}}

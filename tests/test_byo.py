@@ -116,6 +116,15 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
     assert set(rep.pairs.label_a) <= set(d.classes) and rep.figure is not None
     with pytest.raises(ValueError, match='makes images'):
         byo_search(gen, _clf(), flip, data=ImageData.from_tensors(torch.rand(4, 1, 16, 16), [0, 1, 2, 0]), cfg=cfg)
+    from latentnb.tools.byo import export_failures, byo_results
+    t = export_failures({'DiffGAN': res}, rep.verdicts, tmp_path/'out', d.classes)
+    assert len(t) == row.judged and t.valid.sum() == row.valid_judged and (t.label_a != t.label_b).all()
+    assert all((tmp_path/'out'/f).exists() for f in t.file) and (tmp_path/'out'/'failures.csv').exists()
+    assert all(('rejected' in f) != v for f, v in zip(t.file, t.valid))
+    r = byo_results(tmp_path/'out', rep.table, rep.pairs, generator='vae')
+    import json
+    got = json.loads(r.read_text())
+    assert got['generator'] == 'vae' and got['runs'][0]['triggering'] == res.unique and len(got['valid_pairs']) == len(rep.pairs)
 
 
 @pytest.mark.parametrize('kw, msg', [(dict(max_evals=0), 'max_evals must be an integer >= 1'),
@@ -124,3 +133,61 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
 def test_byo_search_refuses_a_bad_budget_before_any_work(kw, msg):
     "The budget is checked first: no generator or model is touched (here: none is even usable)"
     with pytest.raises(ValueError, match=msg): byo_search(object(), None, None, cfg=load_config('ci', seed_all=False), **kw)
+
+
+def test_read_images_from_a_folder_or_an_npz_and_its_errors(tmp_path):
+    from latentnb.tools.byo import read_images
+    x, y = _toy(9)
+    for i, (im, c) in enumerate(zip(x, y)):
+        (tmp_path/'imgs'/f'k{c}').mkdir(parents=True, exist_ok=True)
+        Image.fromarray((im*255).round().byte().permute(1, 2, 0).numpy()).save(tmp_path/'imgs'/f'k{c}'/f'{i:03d}.png')
+    d = read_images(tmp_path/'imgs')                                   # the first image's size, RGB
+    assert (d.shape, d.classes, d.name, len(d)) == ((3, 16, 16), ('k0', 'k1', 'k2'), 'imgs', 9)
+    np.savez(tmp_path/'mine.npz', x=(d.x*255).round().byte().numpy(), y=d.y.numpy(), classes=np.array(['a', 'b', 'c']))
+    n = read_images(tmp_path/'mine.npz')
+    assert torch.equal(n.x, d.x) and n.classes == ('a', 'b', 'c') and n.name == 'mine'
+    np.savez(tmp_path/'nolabels.npz', images=d.x.numpy())
+    (tmp_path/'empty').mkdir(); (tmp_path/'flat').mkdir(); Image.new('L', (16, 16)).save(tmp_path/'flat'/'a.png')
+    (tmp_path/'big').mkdir(); (tmp_path/'big'/'a').mkdir(); (tmp_path/'big'/'b').mkdir()
+    for c in 'ab': Image.new('RGB', (30, 30)).save(tmp_path/'big'/c/'0.png')
+    for args, exc, msg in [((tmp_path/'empty',), ValueError, 'is empty'), ((tmp_path/'flat',), ValueError, 'no sub-folders'),
+                           ((tmp_path/'nowhere',), FileNotFoundError, 'No folder or .npz'),
+                           ((tmp_path/'nolabels.npz',), ValueError, 'not x and y'),
+                           ((tmp_path/'mine.npz', (3, 32, 32)), ValueError, r'not the \(3, 32, 32\)'),
+                           ((tmp_path/'big',), ValueError, r'30×30 .*shape=\(3, 32, 32\)')]:
+        with pytest.raises(exc, match=msg): read_images(*args)
+    assert read_images(tmp_path/'big', (1, 32, 32)).shape == (1, 32, 32)
+
+
+def test_load_model_from_what_a_user_types(tmp_path):
+    from latentnb.tools.byo import load_model
+    m = ModelSpec('LeNet5').build((3, 16, 16), 3).eval()
+    torch.jit.save(torch.jit.trace(m, torch.rand(2, 3, 16, 16)), tmp_path/'m.pt')
+    (tmp_path/'bad.pt').write_text('no')
+    (tmp_path/'zoo_of_mine.py').write_text("import numpy as np\ndef f(x): return np.ones((len(x), 3), np.float32)\n"
+                                           "def make(): return f\nclass C: pass\nvalue = 3\n")
+    assert load_model(tmp_path/'m.pt')(torch.rand(2, 3, 16, 16)).shape == (2, 3)
+    assert load_model('m.pt', cwd=tmp_path)(torch.rand(1, 3, 16, 16)).shape == (1, 3)                # relative to cwd
+    assert load_model('zoo_of_mine:f', cwd=tmp_path)(np.zeros((4, 3, 16, 16))).shape == (4, 3)
+    assert load_model(f'{tmp_path}/zoo_of_mine.py:make')(np.zeros((2, 1))).shape == (2, 3)           # a factory is called
+    assert load_model(m) is m                                                                        # a model passes through
+    for spec, msg in [('bad.pt', 'could not be loaded as a TorchScript'), ('gone.pt', "is not 'module:name'"),
+                      ('zoo_of_mine:g', "has no 'g'"), ('zoo_of_mine:C', 'is a class'), ('zoo_of_mine:value', 'not a model'),
+                      ('not_a_module_anywhere:f', 'importing')]:
+        with pytest.raises((ValueError, FileNotFoundError), match=msg): load_model(spec, 'model B', tmp_path)
+
+
+def test_generator_kinds_pick_and_why_none():
+    import pandas as pd
+    from latentnb.tools.byo import as_kinds, pick_generator, why_none
+    assert as_kinds(None) == as_kinds('both') == as_kinds('vae, gan') == ('gan', 'vae') and as_kinds(['vae']) == ('vae',)
+    with pytest.raises(ValueError, match='accepted are gan, vae'): as_kinds('diffusion')
+    row = lambda v, t=100: dict(evaluations=300, triggering=t, judged=min(t, 50), valid_judged=v, valid=2.0*v, valid_share=v/50,
+                                disc_ok_share=0.1, ssim_ok_share=0.2)
+    T = pd.DataFrame({'DiffGAN (GAN)': row(0), 'random (GAN)': row(0), 'DiffGAN (VAE)': row(7), 'random (VAE)': row(9)}).T
+    assert pick_generator(T, ('gan', 'vae')) == 'vae'
+    cfg = load_config('ci', seed_all=False)
+    assert why_none(T.loc['DiffGAN (VAE)'], 'vae', cfg) is None
+    w = why_none(T.loc['DiffGAN (GAN)'], 'gan', cfg)
+    assert 'discriminator stage passed 10%' in w and 'SSIM stage 20%' in w and 'gan_epochs' in w and 'take the VAE' in w
+    assert 'no triggering input' in why_none(pd.Series(row(0, t=0)), 'vae', cfg)

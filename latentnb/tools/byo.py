@@ -4,8 +4,10 @@
 
 # %% auto #0
 __all__ = ['BYO_CODE', 'DEMO_SPECS', 'GENERATOR_KINDS', 'SEARCH_METHODS', 'as_images', 'as_labels', 'safe_name', 'ImageData',
-           'demo_classifiers', 'check_classifiers', 'GANPair', 'generator_spec', 'TrainedGenerator', 'train_generator',
-           'answers_key', 'byo_search', 'ByoFilter', 'byo_filter', 'BYOReport', 'byo_report']
+           'read_images', 'load_model', 'demo_classifiers', 'check_classifiers', 'byo_inputs', 'GANPair',
+           'generator_spec', 'as_kinds', 'TrainedGenerator', 'train_generator', 'answers_key', 'byo_search',
+           'ByoFilter', 'byo_filter', 'BYOReport', 'byo_report', 'pick_generator', 'why_none', 'export_failures',
+           'byo_results']
 
 # %% ../../nbs/91_bring_your_own.ipynb #87f658b0
 import hashlib, json, re
@@ -177,6 +179,99 @@ def from_folder(cls:ImageData, path, # A folder with one sub-folder per class: p
     xs = [x for x, _ in torch.utils.data.DataLoader(ds, batch_size=bs)]
     return cls(torch.cat(xs), torch.as_tensor(ds.targets), tuple(ds.classes), name or safe_name(path.name))
 
+# %% ../../nbs/91_bring_your_own.ipynb #5105dfd3
+_LAYOUT = ("accepted: a folder with one sub-folder per class, <folder>/<class>/<image> (png, jpg, ... as PIL reads), "
+           "or an .npz file with arrays x (N, C, H, W) and y (N,), optionally classes (K,)")
+
+def _folder_files(p:Path) -> dict:
+    "{class sub-folder: its image files} of an `ImageFolder` tree, or a ValueError saying why `p` is not one"
+    from torchvision.datasets.folder import IMG_EXTENSIONS
+    entries = [e for e in p.iterdir() if not e.name.startswith('.')]
+    if not entries: raise ValueError(f"The folder {p} is empty; {_LAYOUT}")
+    subs = sorted(e for e in entries if e.is_dir())
+    if not subs:
+        raise ValueError(f"The folder {p} has no sub-folders ({len(entries)} files directly in it): "
+                         f"put each class's images in a sub-folder named after the class; {_LAYOUT}")
+    files = {d.name: sorted(f for f in d.rglob('*') if f.is_file() and f.suffix.lower() in IMG_EXTENSIONS) for d in subs}
+    empty = [c for c, fs in files.items() if not fs]
+    if len(empty) == len(files): raise ValueError(f"The class folders of {p} ({', '.join(files)[:200]}) hold no images; {_LAYOUT}")
+    if empty: raise ValueError(f"The class folder(s) {', '.join(empty)[:200]} of {p} hold no images: add images or remove them; {_LAYOUT}")
+    return files
+
+def read_images(path, # A folder with one sub-folder per class (`<folder>/<class>/<image>`), or an `.npz` with `x`, `y` (and `classes`)
+                shape=None, # (C, H, W) a folder's images are read as (resized); None: the first image's size, C = 1 for greyscale else 3
+                name:str|None=None # Name of the data in checkpoint and run names (default: the folder's or file's name)
+               ) -> ImageData:
+    "Your images from a folder or an `.npz` file as `ImageData`; an empty folder, an unsupported shape or bad labels say what is accepted"
+    p = Path(path).expanduser()
+    name = name or safe_name(p.stem if p.suffix == '.npz' else p.resolve().name)
+    if p.is_file():
+        if p.suffix != '.npz': raise ValueError(f"{p} is a {p.suffix or 'plain'} file; {_LAYOUT}")
+        try: z = np.load(p, allow_pickle=False)
+        except Exception as e: raise ValueError(f"{p} could not be read as an .npz file ({type(e).__name__}: {e}); {_LAYOUT}") from None
+        if not {'x', 'y'} <= set(z.files): raise ValueError(f"{p} holds the arrays {z.files}, not x and y; {_LAYOUT}")
+        d = ImageData(z['x'], z['y'], [str(c) for c in z['classes']] if 'classes' in z.files else None, name)
+        if shape is not None and tuple(shape) != d.shape:
+            raise ValueError(f"{p}: its images are {d.shape}, not the {tuple(shape)} asked for; resize them, or leave the shape out")
+        return d
+    if not p.is_dir(): raise FileNotFoundError(f"No folder or .npz file at {p}; {_LAYOUT}")
+    files = _folder_files(p)
+    if shape is None:
+        from PIL import Image
+        first = next(f for fs in files.values() for f in fs)
+        try:
+            with Image.open(first) as im: shape = (1 if im.mode in ('1', 'L', 'LA', 'I', 'I;16', 'F') else 3, im.height, im.width)
+        except Exception as e: raise ValueError(f"{first} could not be read as an image ({type(e).__name__}: {e})") from None
+        try: check_img_shape(shape, 'the generators and classifiers', **ZOO_RULE)
+        except ValueError as e:
+            kind = 'grey' if shape[0] == 1 else 'colour'
+            raise ValueError(f"{p}: the first image, {first.name}, is {shape[1]}×{shape[2]} ({kind}): {e}. "
+                             f"Give the shape the images should be resized to, e.g. shape=({shape[0]}, 32, 32)") from None
+    return ImageData.from_folder(p, shape, name)
+
+# %% ../../nbs/91_bring_your_own.ipynb #b0b39a8d
+_MODELS = ("accepted: a TorchScript file (written by torch.jit.save), or 'module:name' / 'file.py:name' naming an nn.Module, "
+           "a callable on float arrays (N, C, H, W) -> scores (N, K), or a function without arguments that returns one")
+
+def load_model(spec, # A TorchScript file, 'module:name' or 'path/to/file.py:name'; anything else is returned as it is (a model already)
+               what:str='model', # Named in error messages, e.g. 'model A'
+               cwd=None # Folder relative paths and 'module:name' are resolved from (default: the current one)
+              ):
+    "A model under test from what a user types: a TorchScript file loaded, or an object imported; an error saying what is accepted"
+    if not isinstance(spec, (str, Path)): return spec
+    import importlib, importlib.util, inspect, sys
+    cwd = Path(cwd or '.').resolve()
+    p = Path(spec).expanduser(); p = p if p.is_absolute() else cwd/p
+    if p.is_file() and p.suffix != '.py':
+        try: return torch.jit.load(str(p), map_location='cpu').eval()
+        except Exception as e:
+            msg = (str(e).strip().splitlines() or [''])[0][:200]
+            raise ValueError(f"{what}: {p} could not be loaded as a TorchScript model ({type(e).__name__}: {msg}); {_MODELS}") from None
+    mod, _, attr = str(spec).rpartition(':')
+    if not mod or not all(a.isidentifier() for a in attr.split('.')):
+        raise FileNotFoundError(f"{what}: no file {p}, and {str(spec)!r} is not 'module:name'; {_MODELS}")
+    try:
+        if mod.endswith('.py'):
+            f = Path(mod).expanduser(); f = f if f.is_absolute() else cwd/f
+            if not f.is_file(): raise FileNotFoundError(f"no file {f}")
+            s = importlib.util.spec_from_file_location(f'latentnb_user_{safe_name(f.stem).replace("-", "_").replace(".", "_")}', f)
+            m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+        else:
+            if str(cwd) not in sys.path: sys.path.insert(0, str(cwd))
+            m = importlib.import_module(mod)
+    except Exception as e: raise ValueError(f"{what}: importing {mod!r} failed ({type(e).__name__}: {e}); {_MODELS}") from None
+    obj = m
+    for a in attr.split('.'):
+        if not hasattr(obj, a): raise ValueError(f"{what}: {mod!r} has no {attr!r}; {_MODELS}")
+        obj = getattr(obj, a)
+    if inspect.isclass(obj): raise ValueError(f"{what}: {mod}:{attr} is a class: name an instance, or a function returning one; {_MODELS}")
+    if inspect.isfunction(obj) and all(q.default is not q.empty or q.kind in (q.VAR_POSITIONAL, q.VAR_KEYWORD)
+                                       for q in inspect.signature(obj).parameters.values()):
+        try: obj = obj()   # a factory: it builds or loads the model
+        except Exception as e: raise ValueError(f"{what}: calling {mod}:{attr}() failed ({type(e).__name__}: {e}); {_MODELS}") from None
+    if not callable(obj): raise ValueError(f"{what}: {mod}:{attr} is a {type(obj).__name__}, not a model; {_MODELS}")
+    return obj.eval() if isinstance(obj, nn.Module) else obj
+
 # %% ../../nbs/91_bring_your_own.ipynb #c923fbfb
 BYO_CODE = 1   # version of this module's training and search recipes, kept in every checkpoint's spec and run key
 # the demo's model A and B: one recipe, two seeds
@@ -198,7 +293,8 @@ def demo_classifiers(data:ImageData, # The classifiers' training images (not the
     for ab, s in zip('ab', DEMO_SPECS):
         spec = dict(code=BYO_CODE, data=data.key(), shape=list(data.shape), n_classes=data.n_classes, model=asdict(s), epochs=ep)
         out.append(load_or_train(f'byo-{data.name}-clf-{ab}', lambda s=s: s.build(data.shape, data.n_classes), lambda m, s=s: fit(m, s),
-                                 producer='nbs/91_bring_your_own.ipynb (latentnb.tools.byo)', meta=dict(asdict(s), img_shape=list(data.shape)),
+                                 producer='nbs/91_bring_your_own.ipynb (latentnb.tools.byo)',
+                                 meta=dict(asdict(s), img_shape=list(data.shape)),
                                  cfg=cfg, spec=spec))
     return tuple(out)
 
@@ -215,6 +311,23 @@ def check_classifiers(model_a, model_b, # The two models under test: anything `l
                                data=f"{data.name} ({data.n_classes} classes, images {data.shape})", device=device))
     check_pair(*out, data.x[:2])
     return tuple(out)
+
+# %% ../../nbs/91_bring_your_own.ipynb #1d9970eb
+def byo_inputs(images, # Your images: a folder, an `.npz` file (`read_images`) or an `ImageData`
+               model_a, model_b, # The two models: TorchScript files, 'module:name' (`load_model`) or models
+               shape=None, # (C, H, W) a folder's images are read as (default: the first image's)
+               name:str|None=None, # Name of the data (default: the folder's or file's)
+               cwd=None # Folder relative paths and modules are resolved from
+              ) -> tuple:
+    "`(data, model A, model B)`, read or loaded, the pair checked on the images (`check_classifiers`): each input error before training"
+    cwd = Path(cwd or '.').resolve()
+    if isinstance(images, ImageData): data = images
+    else:
+        p = Path(images).expanduser()
+        data = read_images(p if p.is_absolute() else cwd/p, shape, name)
+    a, b = load_model(model_a, 'model A', cwd), load_model(model_b, 'model B', cwd)
+    check_classifiers(a, b, data)
+    return data, a, b
 
 # %% ../../nbs/91_bring_your_own.ipynb #8761a76d
 GENERATOR_KINDS = ('gan', 'vae')
@@ -239,6 +352,18 @@ def generator_spec(data:ImageData, # The images the generator is for (before the
         train = dict(epochs=int(B.vae_epochs), bs=int(B.bs), lr=float(B.vae_lr), beta=1.0)
     return dict(code=BYO_CODE, kind=kind, data=data.key(), n=len(data), shape=list(data.shape), n_classes=data.n_classes,
                 heldout=float(B.heldout), augment=list(AUGMENTATIONS), arch=arch, train=train, seed=int(cfg.seed))
+
+# %% ../../nbs/91_bring_your_own.ipynb #cd1ed90e
+def as_kinds(generators=None # 'gan', 'vae', 'gan,vae' / 'both', a list of them, or None (both)
+            ) -> tuple:
+    "The generator kinds asked for, in `GENERATOR_KINDS` order; an error naming the accepted ones"
+    if generators is None: return GENERATOR_KINDS
+    ks = [s.strip() for s in generators.split(',')] if isinstance(generators, str) else list(generators)
+    ks = list(GENERATOR_KINDS) if ks == ['both'] else ks
+    bad = [k for k in ks if k not in GENERATOR_KINDS]
+    if bad or not ks:
+        raise ValueError(f"generators {generators!r}: accepted are {', '.join(GENERATOR_KINDS)}, 'both' or a comma-separated list")
+    return tuple(k for k in GENERATOR_KINDS if k in ks)
 
 # %% ../../nbs/91_bring_your_own.ipynb #b10b8d91
 @dataclass(eq=False)
@@ -337,7 +462,8 @@ def byo_search(gen, # A `TrainedGenerator`, or any generator `latentnb.generator
                budget_s:float|None=None, # Wall-clock cap in seconds; default `[byo] budget_s`
                seed:int=0, # Seed of the search
                method:str='DiffGAN', # 'DiffGAN' (NSGA-II on divergence + diversity) or 'random' (uniform sampling of the prior)
-               out_dir=None, # Folder of the run (default: `_build/byo/<profile>/<generator>-<method>-<key>`)
+               out_dir=None, # Folder of the run (default: `<root>/<generator>-<method>-<key>`)
+               root=None, # Folder the default `out_dir` goes in (default: `_build/byo/<profile>`)
                cfg=None, progress:bool|None=None) -> SearchResult:
     "Search `gen`'s latent space for inputs on which `model_a` and `model_b` disagree; a finished run of the same key is reopened"
     if method not in SEARCH_METHODS: raise ValueError(f"Unknown method {method!r}; accepted: {', '.join(SEARCH_METHODS)}")
@@ -365,8 +491,8 @@ def byo_search(gen, # A `TrainedGenerator`, or any generator `latentnb.generator
         run |= dict(reducer=B.reducer, umap_epochs=int(B.umap_epochs), max_points=int(B.max_points), n_seed_images=int(B.n_seed_images),
                     max_share=share)
     key = hashlib.blake2b(json.dumps(run, sort_keys=True).encode(), digest_size=6).hexdigest()
-    out_dir = (Path(out_dir) if out_dir is not None
-               else cfg.root/'_build'/'byo'/cfg.profile/f"{tg.name if tg else safe_name(g.name)}-{method}-{key}")
+    root = Path(root) if root is not None else cfg.root/'_build'/'byo'/cfg.profile
+    out_dir = Path(out_dir) if out_dir is not None else root/f"{tg.name if tg else safe_name(g.name)}-{method}-{key}"
     kw = dict(budget_s=secs, max_evals=evals, out_dir=out_dir, seed=seed, progress=cfg.profile != 'ci' if progress is None else progress,
               label=f'{method} ({g.name})')
     if method == 'random':
@@ -477,3 +603,70 @@ def byo_report(runs, # A `SearchResult` or `{name: SearchResult}` (e.g. DiffGAN 
              else pd.DataFrame(columns=cols))
     if classes is not None and len(pairs): pairs[['label_a', 'label_b']] = pairs[['label_a', 'label_b']].map(lambda i: classes[i])
     return BYOReport(pd.DataFrame(rows).set_index('run'), pairs, verdicts, fig)
+
+# %% ../../nbs/91_bring_your_own.ipynb #360663aa
+def pick_generator(table:pd.DataFrame, # `byo_report` tables of every generator, concatenated (rows '<method> (<GENERATOR>)')
+                   kinds=GENERATOR_KINDS # The generators in it
+                  ) -> str:
+    "The generator whose DiffGAN run found the most valid inputs (estimated count, then valid share, then its order in `kinds`)"
+    def score(k):
+        r = table.loc[f'DiffGAN ({k.upper()})']
+        return (np.nan_to_num(r.valid), np.nan_to_num(r.valid_share), -kinds.index(k))
+    return max(kinds, key=score)
+
+def why_none(row:pd.Series, # A run's row of the report
+             kind:str, # Its generator: 'gan' or 'vae'
+             cfg=None) -> str|None:
+    "None when the run found valid inputs; else why it found none (which stage rejected what) and which budget would change that"
+    if row.valid_judged > 0: return None
+    B, p = (cfg or load_config(seed_all=False)).budget('byo'), (cfg or load_config(seed_all=False)).profile
+    if row.triggering == 0:
+        return (f"no triggering input in {row.evaluations:.0f} evaluations: the two models agreed on every image the generator made; "
+                f"more evaluations ([byo] max_evals, now {B.max_evals}, or budget_s) or another generator may find some")
+    who = (f"the discriminator stage passed {row.disc_ok_share:.0%} and the SSIM stage {row.ssim_ok_share:.0%}" if kind == 'gan'
+           else f"the SSIM stage passed {row.ssim_ok_share:.0%}")
+    ep = B.gan_epochs if kind == 'gan' else B.vae_epochs
+    more = ("more epochs ([byo] gan_epochs; `paper` trains 50) and above all more images: DiffGAN's GAN learns from a whole dataset, "
+            "and on a few thousand images its discriminator keeps rejecting its samples; at this size take the VAE (--generator vae)"
+            if kind == 'gan' else "more epochs ([byo] vae_epochs; `paper` trains 50), or the GAN on many more images")
+    return (f"{row.triggering:.0f} triggering inputs, none valid: of the {row.judged:.0f} judged, {who}. The {kind.upper()}'s images do "
+            f"not yet pass for your images after {ep} epoch{'s'*(ep != 1)} under {p!r}; what would change it: {more}")
+
+# %% ../../nbs/91_bring_your_own.ipynb #2478bf62
+def export_failures(runs:dict, # {run: SearchResult}, as given to `byo_report`
+                    verdicts:dict, # {run: the filter's table of its judged inputs} (`BYOReport.verdicts`, merged over reports)
+                    out, # Folder: images to `out/failures/<run>/` (valid ones) and `.../rejected/`, their table to `out/failures.csv`
+                    classes=None # Class names (default: '0'..'K-1')
+                   ) -> pd.DataFrame:
+    "Every judged triggering input as a PNG named by its archive position and both labels; the table of them (written again on each call)"
+    import shutil
+    from PIL import Image
+    out = Path(out); shutil.rmtree(out/'failures', ignore_errors=True)
+    rows = []
+    for label, r in runs.items():
+        v = verdicts[label]
+        got = r.archive.load(fields=('images', 'p_a', 'p_b'))
+        names = tuple(classes) if classes is not None else tuple(str(i) for i in range(got['p_a'].shape[1] if len(v) else 0))
+        for pos, keep in zip(v.index, v.keep):
+            la, lb = names[got['p_a'][pos].argmax()], names[got['p_b'][pos].argmax()]
+            f = out/'failures'/safe_name(label)/('' if keep else 'rejected')/f'{pos:06d}_{safe_name(la)}-vs-{safe_name(lb)}.png'
+            f.parent.mkdir(parents=True, exist_ok=True)
+            px = got['images'][pos].transpose(1, 2, 0)
+            Image.fromarray(px[..., 0] if px.shape[-1] == 1 else px).save(f)
+            rows.append(dict(run=label, image=int(pos), label_a=la, label_b=lb, p_a=float(got['p_a'][pos].max()),
+                             p_b=float(got['p_b'][pos].max()), valid=bool(keep), ssim=float(v.ssim[pos]), file=str(f.relative_to(out))))
+    t = pd.DataFrame(rows, columns=['run', 'image', 'label_a', 'label_b', 'p_a', 'p_b', 'valid', 'ssim', 'file'])
+    out.mkdir(parents=True, exist_ok=True); t.to_csv(out/'failures.csv', index=False)
+    return t
+
+def byo_results(out, # Folder: writes `out/results.json`
+                table:pd.DataFrame, # The report's table (all runs)
+                pairs:pd.DataFrame, # Its valid label pairs
+                **info # What else to keep: the inputs, the generator picked, why a run found none, ...
+               ) -> Path:
+    "`out/results.json`: the report's rows and label pairs with `info`, as plain JSON (NaN as null)"
+    rows = json.loads(table.reset_index().to_json(orient='records'))
+    res = dict(info, runs=rows, valid_pairs=json.loads(pairs.to_json(orient='records')))
+    p = Path(out)/'results.json'; p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(res, indent=1, default=str) + '\n')
+    return p
