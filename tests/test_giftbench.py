@@ -254,7 +254,9 @@ def test_gift_search_clamps_to_the_authors_range_not_the_generators_bounds():
 
 def test_the_generation_step_exists_once():
     src = inspect.getsource(giftbench_search)
-    assert 'run_search(' in src and 'gift_offspring' not in src and 'randn' not in src
+    from latentnb.search import run_to_end   # the one loop, run to the strategy's end
+    assert 'run_to_end(' in src and 'run_search(' in inspect.getsource(run_to_end)
+    assert 'gift_offspring' not in src and 'randn' not in src
     import latentnb.giftbench as G
     assert inspect.getsource(G).count('gift_offspring(') == 2                        # its definition and `GiftGA.tell`
 

@@ -341,12 +341,12 @@ def test_hill_climb_is_the_old_loop(spaces, where, kw):
 
 def test_the_entry_points_run_on_run_search(toy, monkeypatch):
     "ga_search and hill_climb are run_search with SinvadGA / HillClimb given the seeds: no budget, the decoded floats, the details"
-    import latentnb.sinvad as sv
+    import latentnb.search as ls   # the entry points call `run_to_end`, which calls the one loop
     space, clf, x = toy
-    calls, run = [], sv.run_search
+    calls, run = [], ls.run_search
     def spy(strategy, *a, **kw):
         res = run(strategy, *a, **kw); calls.append((strategy, kw, res)); return res
-    monkeypatch.setattr(sv, 'run_search', spy)
+    monkeypatch.setattr(ls, 'run_search', spy)
     r = ga_search(space, clf, x, pop=6, gens=3)
     (s, kw, res), = calls
     assert isinstance(s, SinvadGA) and s.ends and s.done() and res.details is r and res.n_gen == len(r.history)

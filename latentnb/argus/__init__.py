@@ -416,12 +416,10 @@ def reconstruct(model:nn.Module, # A generator with `.encode`, `.quantize`, `.de
 
 
 # %% ../../nbs/60_argus.ipynb #a60obj01
-import tempfile
-from contextlib import nullcontext
 from itertools import islice
 from fastcore.basics import patch
 from ..generators import vqvae_generator
-from ..search import Batch, Space, Strategy, check_size, register_strategy, run_search
+from ..search import Batch, Space, Strategy, check_size, register_strategy, run_to_end
 
 class NoFailures:
     "The objective of a generation without a classifier under test: nothing triggers, so nothing is archived"
@@ -546,11 +544,7 @@ def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`,
      "(`run_search` with `ArgusInterpolation`; with an `objective`, also its verdicts `trig`)")
     strat = ArgusInterpolation(lam, n_partners, bs, seeds=(x_seed, y_seed), pool=(x_pool, y_pool))
     obj = objective if objective is not None else NoFailures()
-    with tempfile.TemporaryDirectory(prefix='latentnb-argus-') if out_dir is None else nullcontext(out_dir) as d:
-        res = run_search(strat, argus_space(model, x_seed if len(x_seed) else x_pool), obj, budget_s=None, out_dir=d, resume=False,
-                         seed=seed, progress=False, commit_s=math.inf, quantise=False)
-    if res.interrupted: raise KeyboardInterrupt
-    return res.details
+    return run_to_end(strat, argus_space(model, x_seed if len(x_seed) else x_pool), obj, seed, out_dir=out_dir)
 
 
 # %% ../../nbs/60_argus.ipynb #0a545bca

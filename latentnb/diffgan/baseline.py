@@ -17,7 +17,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from ..search.archive import Archive, to_uint8
+from ..search.archive import Archive, load_state, to_uint8
 from ..blackbox import as_blackbox, check_pair
 from ..config import pick_device
 from ..search.mutation import RULES, RULE_PARAMS, mutate, mutate_batch  # DRfuzz's rules (notebook 09); RULES, mutate still importable here
@@ -392,7 +392,8 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
     check_pair(A, Bm, torch.from_numpy(seeds_u8[:2]).float()/255)
     D = discriminator.eval().to(device) if discriminator is not None else None
     out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix='latentnb-drfuzz-'))
-    if resume: _check_resumable(Archive(out_dir).state, out_dir, len(seeds_u8))
+    state = out_dir/'state.pkl'   # the committed state only: `run_search` opens (and indexes) the archive once, below
+    if resume and state.exists(): _check_resumable(load_state(state)['user'], out_dir, len(seeds_u8))
     strat = DRfuzz(seeds_u8, D, batch, per_seed, fidelity, disc_threshold, disc_q, calib_n, rules, p, max_pool, max_evals, device)
     res = run_search(strat, search_space('pixels', shape=seeds_u8.shape[1:]), _Disagreement('differential', A, Bm), budget_s,
                      max_evals, out_dir=out_dir, resume=resume, seed=seed, progress=progress, callback=_fuzz_callback(callback),

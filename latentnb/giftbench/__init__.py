@@ -17,7 +17,7 @@ __all__ = ['GIFT_RULE', 'DATASETS', 'GIFT_CLF', 'GIFT_VARIANTS', 'GIFT_PARENTS',
            'default_classifier', 'image_table', 'status_line', 'GiftbenchPanel', 'control_panel']
 
 # %% ../../nbs/80_giftbench.ipynb #7906890a
-import io, json, math, re, tempfile, time, zipfile
+import io, json, math, re, time, zipfile
 from dataclasses import dataclass, field, asdict, fields, replace
 from pathlib import Path
 from typing import Callable
@@ -37,7 +37,7 @@ from ..stats import proportion_test
 from ..checkpoints import load_or_train, checkpoint_entry, weights_hash
 from ..blackbox import check_model, predict_proba
 from ..generators.gan import ema_update
-from ..search import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_search,
+from ..search import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_to_end,
                                  search_space)
 from .. import zoo as _zoo
 from ..generators import LatentGenerator, DDPM_SCHEDULE, cgan_generator, ddim_generator, vae_generator, register_loader, _ddim_kwargs
@@ -616,12 +616,10 @@ def giftbench_search(gen:LatentGenerator, # The generator
     ga = GiftGA(pop=pop, generations=generations, step=step, elite=elite, cx=cx, variant=variant, seeds=(z0.reshape(S, D), y),
                 extent=bounds if variant == 'gift' else None, callback=callback)
     x0 = gen.decode(z0.reshape(S, *shape), y).cpu() if S else torch.zeros(0, *_image_shape(gen))
-    with tempfile.TemporaryDirectory(prefix='latentnb-giftbench-') as d:   # the run's archive (its failures) is not kept
-        r = run_search(ga, gift_space(gen, bounds), GiftObjective(classify, variant), budget_s=None, out_dir=d, seed=seed,
-                       progress=progress and S > 0, label=f'GIFTbench {gen.name} ({variant}, step {step})', quantise=False)
-    if r.interrupted: raise KeyboardInterrupt('giftbench_search: interrupted')   # no partial result, as before
+    o = run_to_end(ga, gift_space(gen, bounds), GiftObjective(classify, variant), seed, progress and S > 0,   # archive not kept
+                   f'GIFTbench {gen.name} ({variant}, step {step})')
     if callback: callback(generations, 0)
-    o = r.details; zf = o['z_fail'].view(S, *shape)
+    zf = o['z_fail'].view(S, *shape)
     x_fail = gen.decode(zf, y).cpu() if S else torch.zeros(0, *_image_shape(gen))
     return GiftResult(gen.name, o['sigma'], y, z0.reshape(S, *shape), x0, o['failed'], o['iterations'], zf, x_fail, o['pred'],
                       o['best_margin'], seconds=time.time() - t0, variant=variant, bounds=bounds)

@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['OBJECTIVE_NAMES', 'STRATEGIES', 'DIFFGAN_FITNESS', 'INFEASIBLE', 'Space', 'search_space', 'top2_gap', 'Objective',
            'objective', 'SearchResult', 'Batch', 'Strategy', 'register_strategy', 'as_strategy', 'check_size',
-           'check_budget', 'run_search', 'RandomSampling', 'NSGA2Search', 'rank_key', 'Interpolation']
+           'check_budget', 'run_search', 'RandomSampling', 'run_to_end', 'NSGA2Search', 'rank_key', 'Interpolation']
 
 # %% ../../nbs/08_strategies.ipynb #426c5a2c
 import math, tempfile, time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -467,6 +468,22 @@ class RandomSampling(Strategy):
     def ask(self, space, objective):
         if self.uniform: return Batch(self.rng.uniform(space.low, space.high, (self.batch, space.d)))
         return Batch(space.sample(self.batch, self.g))
+
+# %% ../../nbs/08_strategies.ipynb #6fe2eae1
+def run_to_end(strategy:Strategy, # A strategy that ends by itself (`ends`), e.g. one given its seeds
+               space, # A `Space` (or anything `search_space` takes)
+               objective, # As for `run_search`
+               seed:int=0, progress:bool=False, label:str='',
+               out_dir=None # Folder of the run's archive, emptied first (None: a temporary one, removed afterwards)
+              ):
+    """`strategy` run once to its end, without a budget, its objective on the decoded float images (as the papers' models saw
+    them): what it reports (`SearchResult.details`); a Ctrl-C raises `KeyboardInterrupt` (no half result)"""
+    with tempfile.TemporaryDirectory(prefix=f'latentnb-{strategy.name}-') if out_dir is None else nullcontext(out_dir) as d:
+        res = run_search(strategy, space, objective, budget_s=None, out_dir=d, resume=False, seed=seed, progress=progress,
+                         label=label, commit_s=math.inf, quantise=False)
+    if res.interrupted: raise KeyboardInterrupt(f'{label or strategy.name}: interrupted after {res.n_gen} batches')
+    return res.details
+
 
 # %% ../../nbs/08_strategies.ipynb #d608298a
 DIFFGAN_FITNESS = ('divergence', 'diversity')

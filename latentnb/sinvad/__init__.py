@@ -14,7 +14,7 @@ __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 
            'detection_jobs']
 
 # %% ../../nbs/51_sinvad.ipynb #ec23ce89
-import inspect, math, tempfile
+import inspect, math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,7 +30,7 @@ from ..zoo import LeNet5, fit_classifier, accuracy, load_pair
 from ..blackbox import predict_proba, predict
 from ..generators import vae_generator
 from ..search import (INFEASIBLE, Batch, Objective, Space, Strategy, _latent_mask, _seed_round, check_size, rank_key,
-                                 register_strategy, run_search, search_space, top2_gap)
+                                 register_strategy, run_to_end, search_space, top2_gap)
 
 # %% ../../nbs/51_sinvad.ipynb #e3fcbb70
 def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
@@ -436,15 +436,6 @@ class HillClimb(Strategy):
         return self.v, space.decode(self.v), torch.stack(self.hist)
 
 # %% ../../nbs/51_sinvad.ipynb #0ca426d0
-def _run_given(strategy:Strategy, space:Space, objective, seed:int, progress:bool, label:str):
-    """`strategy`, given its seeds (it ends by itself), on `run_search`: no budget, the objective on the decoded floats (as the model
-    was always asked here), the archive in a temporary folder; what the strategy reports (`SearchResult.details`)"""
-    with tempfile.TemporaryDirectory(prefix=f'latentnb-{strategy.name}-') as d:
-        res = run_search(strategy, space, objective, budget_s=None, out_dir=d, resume=False, seed=seed, progress=progress,
-                         label=label, commit_s=math.inf, quantise=False)
-    if res.interrupted: raise KeyboardInterrupt(f'{label} interrupted after {res.n_gen} batches')   # no half result
-    return res.details
-
 @torch.no_grad()
 def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               clf:nn.Module, # Model under test (logits)
@@ -469,7 +460,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
                   sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed),
                   target=None if target is None else torch.as_tensor(target).long().view(len(v0), 1))
     # the model through `predict_proba`, as the GA always asked it (in chunks of 1024)
-    return _run_given(ga, space, Objective('misclassification', lambda x: predict_proba(clf, x)), seed, progress, f'GA ({space.name})')
+    return run_to_end(ga, space, Objective('misclassification', lambda x: predict_proba(clf, x)), seed, progress, f'GA ({space.name})')
 
 # %% ../../nbs/51_sinvad.ipynb #30babc9c
 @torch.no_grad()
@@ -517,7 +508,7 @@ def hill_climb(space:Space, # Search space
         raise ValueError(f"start vectors must have shape (S, {space.d}) for this space, got {tuple(start.shape)}")
     v = space.encode(x_seed).float() if start is None else torch.as_tensor(start).float().clone()
     hc = HillClimb(iters=iters, step=step, coords=coords, variant=variant, start=v, target=target if variant == 'sinvad' else None, tol=tol)
-    return _run_given(hc, space, _Scores(objective), seed, progress, f'hill climbing ({space.name})')
+    return run_to_end(hc, space, _Scores(objective), seed, progress, f'hill climbing ({space.name})')
 
 # %% ../../nbs/51_sinvad.ipynb #7111d0c4
 class LSA:
