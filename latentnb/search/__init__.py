@@ -302,7 +302,8 @@ def register_strategy(cls:type # A `Strategy` subclass whose `name` is its name 
     if old is not None and not same:
         raise ValueError(f"Strategy name {cls.name!r} is taken by {old.__module__}.{old.__qualname__}; "
                          f"taken: {sorted(STRATEGIES)}")
-    STRATEGIES[cls.name] = cls   # (re-running the defining cell replaces the class)
+    # a notebook's copy never replaces its library's class: that one pickles and has its source, in every later notebook too
+    if not (cls.__module__ == '__main__' and old is not None and old.__module__ != '__main__'): STRATEGIES[cls.name] = cls
     return cls
 
 def as_strategy(strategy, # A `Strategy`, or a name in `STRATEGIES`
