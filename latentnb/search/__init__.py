@@ -4,11 +4,12 @@
 
 # %% auto #0
 __all__ = ['OBJECTIVE_NAMES', 'STRATEGIES', 'DIFFGAN_FITNESS', 'INFEASIBLE', 'Space', 'search_space', 'top2_gap', 'Objective',
-           'objective', 'SearchResult', 'Batch', 'Strategy', 'register_strategy', 'as_strategy', 'check_size',
-           'check_budget', 'run_search', 'RandomSampling', 'run_to_end', 'NSGA2Search', 'rank_key', 'Interpolation']
+           'objective', 'SearchResult', 'Batch', 'Strategy', 'Registry', 'register_strategy', 'as_strategy',
+           'check_size', 'check_budget', 'run_search', 'RandomSampling', 'run_to_end', 'NSGA2Search', 'rank_key',
+           'Interpolation']
 
 # %% ../../nbs/08_strategies.ipynb #426c5a2c
-import math, tempfile, time
+import math, sys, tempfile, time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,7 +289,21 @@ class Strategy:
                 if isinstance(v, (int, float, str, bool, tuple)) and not k.startswith('_')}
 
 # %% ../../nbs/08_strategies.ipynb #426c5faa
-STRATEGIES = {}  # name -> Strategy class, filled by `register_strategy`
+def _live(cls) -> bool:
+    "Is `cls` a library class, or a class of the notebook now running (a class of a notebook run before it in this process is not)?"
+    return cls.__module__ != '__main__' or getattr(sys.modules.get('__main__'), cls.__name__, None) is cls
+
+class Registry(dict):
+    "name -> `Strategy` class; a notebook's copy of a library class (module `__main__`) is used while that notebook runs"
+    def __init__(self): super().__init__(); self.library = {}
+    def __getitem__(self, name):
+        cls = super().__getitem__(name)
+        return cls if _live(cls) else self.library.get(name, cls)
+    def get(self, name, default=None): return self[name] if name in self else default
+    def items(self): return [(n, self[n]) for n in self]
+    def values(self): return [self[n] for n in self]
+
+STRATEGIES = Registry()  # filled by `register_strategy`
 
 def register_strategy(cls:type # A `Strategy` subclass whose `name` is its name in `run_search`, tables and keys
                      ) -> type:
@@ -296,14 +311,16 @@ def register_strategy(cls:type # A `Strategy` subclass whose `name` is its name 
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise TypeError(f"register_strategy takes a Strategy subclass, got {cls!r}")
     old = STRATEGIES.get(cls.name)
-    # the same class again: a re-run cell, or a notebook's copy (module `__main__`) and then its library's, which replaces it
+    # the same class again: a re-run cell, or a notebook's copy (module `__main__`) of its library's class, or the reverse
     same = old is not None and old.__qualname__ == cls.__qualname__ and (
         old.__module__ == cls.__module__ or '__main__' in (old.__module__, cls.__module__))
     if old is not None and not same:
         raise ValueError(f"Strategy name {cls.name!r} is taken by {old.__module__}.{old.__qualname__}; "
                          f"taken: {sorted(STRATEGIES)}")
-    # a notebook's copy never replaces its library's class: that one pickles and has its source, in every later notebook too
-    if not (cls.__module__ == '__main__' and old is not None and old.__module__ != '__main__'): STRATEGIES[cls.name] = cls
+    if cls.__module__ != '__main__': STRATEGIES.library[cls.name] = cls
+    # a library class imported while its notebook runs leaves that notebook's copy in use
+    if cls.__module__ == '__main__' or old is None or not _live(dict.__getitem__(STRATEGIES, cls.name)):
+        dict.__setitem__(STRATEGIES, cls.name, cls)
     return cls
 
 def as_strategy(strategy, # A `Strategy`, or a name in `STRATEGIES`
