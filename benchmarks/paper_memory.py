@@ -33,7 +33,8 @@ def saved_bytes(step):
 
 def models(shape):
     "(name, batch size, [modules], step) for every model the paper profile trains, built for `shape`"
-    from latentnb import giftbench as gb, argus, zoo, judges
+    from latentnb import argus, zoo, judges
+    from latentnb.generators import conditional as gb
     from latentnb.generators import gan
     from latentnb.generators import vae
     c, h, w = shape; n_cls = 10

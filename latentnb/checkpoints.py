@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from .config import load_config
+from .config import load_config, active_config
 from .data import sha256_file, ChecksumError
 from .report import note_reopened
 
@@ -25,7 +25,7 @@ MAX_COMMIT_MB = 25
 
 def ckpt_paths(name:str, profile:str, cfg=None):
     "The `.pt` and `.json` paths of checkpoint `name` under `profile`"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     return cfg.ckpt_dir/f'{name}.{profile}.pt', cfg.ckpt_dir/f'{name}.{profile}.json'
 
 # %% ../nbs/03_checkpoints.ipynb #8870301a
@@ -46,7 +46,7 @@ def save_checkpoint(model, # An `nn.Module` or a `state_dict`
                     spec:dict|None=None, # What the weights were trained with (see `load_or_train`); recorded as `spec`
                    ) -> Path:
     "Save a state_dict atomically with its manifest entry"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     pt, js = ckpt_paths(name, cfg.profile, cfg)
     pt.parent.mkdir(parents=True, exist_ok=True)
     sd = model.state_dict() if isinstance(model, nn.Module) else model
@@ -63,7 +63,7 @@ def save_checkpoint(model, # An `nn.Module` or a `state_dict`
 # %% ../nbs/03_checkpoints.ipynb #bcea43a9
 def checkpoint_entry(name:str, profile:str|None=None, cfg=None) -> dict|None:
     "The manifest entry of `name` under `profile` (default: the active one), or None"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     _, js = ckpt_paths(name, profile or cfg.profile, cfg)
     return json.loads(js.read_text()) if js.exists() else None
 
@@ -72,7 +72,7 @@ def load_checkpoint(name:str, # Checkpoint name
                     profile:str|None=None, # Profile (default: the active one)
                     cfg=None):
     "Load a checkpoint safely (`weights_only=True`) after checking its sha256; None when absent"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     pt, _ = ckpt_paths(name, profile or cfg.profile, cfg)
     entry = checkpoint_entry(name, profile, cfg)
     if entry is None or not pt.exists(): return None
@@ -118,7 +118,7 @@ def record_spec(name:str, # Checkpoint name
                 spec:dict, # The spec it was verified to be trained with
                 cfg=None) -> dict:
     "Write `spec` into the manifest entry of `name` (the weights and their sha256 are untouched); returns the entry"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     _, js = ckpt_paths(name, cfg.profile, cfg)
     entry = checkpoint_entry(name, cfg=cfg)
     if entry is None: raise FileNotFoundError(f"no checkpoint {name!r} for profile {cfg.profile!r} in {cfg.ckpt_dir}")
@@ -138,7 +138,7 @@ def load_or_train(name:str, # Checkpoint name
                  ):
     "The model of checkpoint `name` for the active profile: loaded when present and trained with `spec`, else trained and saved"
     if on_stale not in ('retrain', 'raise'): raise ValueError(f"on_stale must be 'retrain' or 'raise', got {on_stale!r}")
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     model = build()
     entry = None if retrain else checkpoint_entry(name, cfg=cfg)
     if entry is not None:
@@ -160,7 +160,7 @@ def load_or_train(name:str, # Checkpoint name
 # %% ../nbs/03_checkpoints.ipynb #d3c05e12
 def checkpoints(cfg=None) -> pd.DataFrame:
     "Every manifest entry in the checkpoint folder, as a table"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     rows = [json.loads(p.read_text()) for p in sorted(cfg.ckpt_dir.glob('*.json'))] if cfg.ckpt_dir.exists() else []
     cols = ['name', 'profile', 'mb', 'producer', 'metrics', 'sha256', 'created']
     return pd.DataFrame(rows, columns=cols + [c for c in (rows[0] if rows else {}) if c not in cols])[cols]

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['PROFILES', 'PROFILES_FILE', 'SCALED_KEY', 'NOT_SCALED', 'NO_FLOOR', 'CI_RECIPE', 'DATASET_NAMES', 'find_root',
            'pick_device', 'seed_everything', 'read_profiles', 'is_scaled', 'scale_budget', 'RunConfig',
-           'check_dataset_name', 'load_config']
+           'check_dataset_name', 'load_config', 'active_config']
 
 # %% ../nbs/00_config.ipynb #0270de0e
 import os, random, re, tomllib
@@ -213,3 +213,15 @@ def load_config(profile:str|None=None, # 'ci', 'quick' or 'paper' (default: `$LA
                     scale=_env_scale(), dataset=_env_dataset())
     if seed_all: seed_everything(seed)
     return cfg
+
+# %% ../nbs/00_config.ipynb #c8bd4b04
+_ACTIVE = {}
+
+def active_config(cfg:RunConfig|None=None # A configuration a caller passes down (returned as it is)
+                 ) -> RunConfig:
+    "`cfg`, else this process's configuration as `load_config` reads it without reseeding, read once per environment"
+    if cfg is not None: return cfg
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith('LATENTNB_')))
+    key = (env, os.getcwd(), PROFILES_FILE.stat().st_mtime_ns)
+    if key not in _ACTIVE: _ACTIVE[key] = load_config(seed_all=False)
+    return _ACTIVE[key]

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .config import load_config, find_root, check_dataset_name, DATASET_NAMES
+from .config import load_config, find_root, check_dataset_name, DATASET_NAMES, active_config
 
 # %% ../nbs/01_data.ipynb #d7a75e38
 def sha256_file(path) -> str:
@@ -434,7 +434,7 @@ def fetch_dataset(name:str, # One of `DATASETS`
     "Make sure `name` is cached and verified under `data_dir` (for a derived dataset: its base); returns the source used (or 'cache')"
     info = dataset_info(name)
     if info.derive is not None: return f"derived from {info.derived_from} ({fetch_dataset(info.derived_from, data_dir, force, verbose)})"
-    data_dir = Path(data_dir or load_config(seed_all=False).data_dir)
+    data_dir = Path(data_dir or active_config().data_dir)
     files = _cache_files(data_dir, name)
     with _locked(data_dir/name/'fetch'):
         if not force and _cache_ok(data_dir, name): return 'cache'
@@ -470,7 +470,7 @@ def load_dataset(name:str, # One of `DATASETS`: 'mnist', 'fashion-mnist', 'digit
     if split not in SPLITS: raise ValueError(f"Unknown split {split!r} for {name!r}; accepted: {', '.join(SPLITS)}")
     if (sub := standins().get(name)):   # $LATENTNB_STANDINS: another dataset of the same shape plays this one (offline smoke runs)
         _note_standin(name, sub); return load_dataset(sub, split, data_dir, n)
-    data_dir = Path(data_dir or load_config(seed_all=False).data_dir)
+    data_dir = Path(data_dir or active_config().data_dir)
     fetch_dataset(name, data_dir, verbose=True)
     with np.load(_cache_files(data_dir, info.derived_from or name)[split]) as z: x, y = z['x'], z['y']
     keep = np.arange(len(y))

@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
 
-from .config import load_config
+from .config import load_config, active_config
 from .data import load_dataset, dataset_info, SPLIT_SEED, DEFAULT_SHAPE, check_img_shape, shape_spec
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import predict_proba
@@ -32,7 +32,7 @@ def _fashion(dataset): return dataset == 'fashion-mnist'
 def judge_split(dataset:str, # 'mnist', 'fashion-mnist' or any other dataset of `latentnb.data`
                 cfg=None) -> dict:
     "Train-split indices of the judges' `train`, `calibration`, `controls` images (from the end of `load_dataset`'s fixed permutation), `N`"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
+    cfg = active_config(cfg); B = cfg.budget('judges')
     N = len(load_dataset(dataset, 'train')[1])
     perm = np.random.default_rng(SPLIT_SEED).permutation(N)     # the order `load_dataset(..., n=)` takes its first n from
     n_cal, n_ctrl = int(B.n_cal), int(B.n_ctrl)
@@ -50,7 +50,7 @@ def _first_n(N, n):
 def split_table(dataset:str, cfg=None) -> pd.DataFrame:
     """Per judge subset: its size and how many of its images the zoo, the §3.6 filter's calibration/evaluation, the GAN and the
     searches also use"""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     s, Bz, Bf = judge_split(dataset, cfg), cfg.budget('zoo'), cfg.budget('filtering')
     zoo = set(_first_n(s['N'], int(Bz.n_train_fashion if _fashion(dataset) else Bz.n_train)).tolist())
     flt = set(_first_n(s['N'], int(Bf.n_heldout) + int(Bf.n_eval)).tolist())
@@ -170,7 +170,7 @@ def _judge_bs(spec, B): return min(spec.bs, B.max_bs) if B.max_bs else spec.bs
 def judge_spec(spec:JudgeSpec, # The member's spec
                dataset:str, cfg=None) -> dict:
     "What a judge checkpoint's weights depend on in the active profile (image shape and class count only where not 1×28×28 and 10)"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('judges')
+    cfg = active_config(cfg); B = cfg.budget('judges')
     s, info = judge_split(dataset, cfg), dataset_info(dataset)
     return dict(code=JUDGE_CODE, dataset=dataset, split='train', split_seed=SPLIT_SEED, n_split=s['N'], positions=s['positions']['train'],
                 n_train=len(s['train']), model=asdict(spec), epochs=_judge_epochs(spec, B, dataset), bs=_judge_bs(spec, B),
@@ -184,7 +184,7 @@ def load_judge_member(spec:JudgeSpec, # One of `JUDGE_SPECS`
                       cfg=None) -> nn.Module:
     """One judge for `dataset`'s image shape and classes, in eval mode (logits, `.features`), loaded from its checkpoint or trained with
     the zoo's `fit_classifier`"""
-    cfg = cfg or load_config(seed_all=False); B, info = cfg.budget('judges'), dataset_info(dataset)
+    cfg = active_config(cfg); B, info = cfg.budget('judges'), dataset_info(dataset)
     def train(model):
         x, y = load_dataset(dataset, 'train'); idx = torch.as_tensor(judge_split(dataset, cfg)['train'])
         model.to(cfg.device); t0 = time.time()
@@ -236,7 +236,7 @@ class Judges:
     def __init__(self, dataset:str, members:dict, # {name: model in eval mode}
                  specs:dict, # {name: its JudgeSpec}
                  cfg=None):
-        self.cfg = cfg or load_config(seed_all=False); B = self.cfg.budget('judges')
+        self.cfg = active_config(cfg); B = self.cfg.budget('judges')
         self.dataset, self.members, self.specs, self.q = dataset, members, specs, float(B.valid_q)
         self.name = f"{dataset}-judges[{'+'.join(s.arch for s in specs.values())}]"
         self.split = judge_split(dataset, self.cfg)
@@ -316,7 +316,7 @@ def load_judges(dataset:str, # 'mnist', 'fashion-mnist' or any other dataset of 
                 specs:tuple|None=None # The members (default: `JUDGE_SPECS`, the project's three); a new one: `JudgeSpec(arch, ...)`
                ) -> Judges:
     "The judges of `dataset` for the active profile (members loaded or trained, rule calibrated; built once per process)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     specs = JUDGE_SPECS if specs is None else tuple(specs)
     members = {_judge_name(dataset, s): load_judge_member(s, dataset, cfg) for s in specs}
     key = (dataset, cfg.profile, str(cfg.ckpt_dir), str(dict(cfg.budget('judges'))),

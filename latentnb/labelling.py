@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 import ipywidgets as W
 
-from .config import load_config
+from .config import load_config, active_config
 
 # %% ../nbs/31_labelling.ipynb #5c6a0062
 LABELS = ('valid', 'invalid', 'skip')
@@ -27,7 +27,7 @@ def labels_path(name:str, # Label set name, e.g. 'filtering_mnist'
     "Where the labels `name` live: `data/labels/<name>.csv`"
     if not name or any(c in name for c in '/\\') or name.startswith('.'):
         raise ValueError(f"Label set name {name!r} must be a plain file name (no slashes), e.g. 'filtering_mnist'")
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     return cfg.data_dir/'labels'/f'{name}.csv'
 
 def read_labels(path) -> pd.DataFrame:

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parent if '__file__' in globals() else Path('../l
 # their main module (`latentnb.search` is the one loop, `latentnb.sinvad` SINVAD's searches, ...).
 CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zoo', 'blackbox', 'judges', 'labelling',
         'widgets', 'demo', 'validity', 'layout',
-        'generators', 'generators.gan', 'generators.vae',                                  # every paper's generators
+        'generators', 'generators.gan', 'generators.vae', 'generators.conditional',        # every paper's generators
         'search', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation')  # the one loop and its parts
 PAPERS = {'diffgan': ('diffgan', 'diffgan.baseline', 'diffgan.rq'), 'sinvad': ('sinvad', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench',)}

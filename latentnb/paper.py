@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import find_root, load_config
+from .config import find_root, load_config, active_config
 from .data import verify_sha256
 from .report import record
 
@@ -22,7 +22,7 @@ PUBLISHED_SHA256 = '0df6c7c5ce0de4be0a6b0d3d6ad37b09797713449bbe45a8f333161a0811
 
 def published_path(cfg=None) -> Path:
     "The vendored `published_numbers.md`, after checking its sha256"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     p = cfg.data_dir/'papers'/'published_numbers.md'
     if not p.exists():
         raise FileNotFoundError(f"{p} is missing: it is committed with the project (copy of shared/papers/published_numbers.md)")

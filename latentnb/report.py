@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .config import load_config
+from .config import load_config, active_config
 
 # %% ../nbs/02_report.ipynb #a7aecf90
 def _np_images(x):
@@ -52,7 +52,7 @@ def save_fig(fig, # A matplotlib figure
              cfg=None # Run config (default: `load_config()` without reseeding)
             ) -> Path:
     "Save `fig` as `<figures>/<name>.png` and return the path (also appended to the file `$LATENTNB_FIG_LOG` names, if set)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     cfg.fig_dir.mkdir(parents=True, exist_ok=True)
     p = cfg.fig_dir/f'{name}.png'
     fig.savefig(p, dpi=110, bbox_inches='tight')
@@ -92,7 +92,7 @@ def code_commit(root) -> str:
 
 def run_stamp(cfg=None) -> dict:
     "The provenance of a result recorded now: commit, date, profile, device, seconds since start, computed or reopened"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     cached = [r for r in _REOPENED if r.split(':')[0] not in ARTEFACT_KINDS]
     return {'_commit': code_commit(cfg.root), '_date': time.strftime('%Y-%m-%d %H:%M'), '_profile': cfg.profile,
             '_device': str(cfg.device), '_seconds': round(time.time() - _T0, 1),
@@ -120,7 +120,7 @@ def record(section:str, # Results section, usually the notebook's name
            **results # Numbers, strings or DataFrames to record
           ) -> Path:
     "Write `results` to `<figures>/results/<section>.json` with `run_stamp`: a process's first call replaces the file, later ones merge"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     d = cfg.fig_dir/'results'; d.mkdir(parents=True, exist_ok=True)
     p = d/f'{section}.json'
     fresh = reset or p.resolve() not in _RECORDED
@@ -133,7 +133,7 @@ def record(section:str, # Results section, usually the notebook's name
 
 def read_results(section:str, cfg=None) -> dict:
     "The results recorded for `section` (DataFrames restored)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     p = cfg.fig_dir/'results'/f'{section}.json'
     if not p.exists(): return {}
     out = json.loads(p.read_text())
@@ -157,7 +157,7 @@ def _provenance(run, res):
 def write_summary(runs:list, # One dict per notebook: name, seconds, ok, figures (paths), section, and commit, date, machine_s when known
                   cfg=None, out=None) -> Path:
     "Write `<figures>/RESULTS.md`: per notebook its status, wall time, commit, date, computed or reopened, results and figures"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     out = Path(out or cfg.fig_dir/'RESULTS.md')
     res = {r['name']: read_results(r.get('section') or Path(r['name']).stem, cfg) for r in runs}
     prov = {r['name']: _provenance(r, res[r['name']]) for r in runs}

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from .config import load_config
+from .config import load_config, active_config
 from .checkpoints import checkpoint_entry
 from .data import load_dataset
 from .generators.gan import load_gan, gan_training_set
@@ -122,7 +122,7 @@ class SSIMIndex:
                  progress:bool=True):
         r = _check_images(reference, 'reference')
         if len(r) == 0: raise ValueError("reference: the reference set is empty")
-        self.device = torch.device(device) if device is not None else load_config(seed_all=False).device
+        self.device = torch.device(device) if device is not None else active_config().device
         self.shape, self.pair_budget = tuple(r.shape[1:]), pair_budget
         self.f = _Filter(*self.shape[-2:], sigma=sigma, device=self.device)
         self.ref = r.to(self.device)
@@ -366,7 +366,7 @@ def calibrate_filter(dataset:str, # 'mnist' or 'fashion-mnist'
     images (`n_heldout` of the train split, which the GAN never saw), so each stage alone rejects a fraction `q` of real digits.
     Cached in `data/checkpoints/<dataset>-filter.<profile>.json`, keyed by the discriminator's sha256 and every setting used:
     a changed GAN, profile or setting recomputes it."""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     B, Bg = cfg.budget('filtering'), cfg.budget('gan')
     path = cfg.ckpt_dir/f'{dataset}-filter.{cfg.profile}.json'
     key = _calibration_key(dataset, cfg, B, Bg)
@@ -391,7 +391,7 @@ def calibrate_filter(dataset:str, # 'mnist' or 'fashion-mnist'
 class DiffGANFilter:
     "The §3.6 filter of one dataset's GAN with calibrated thresholds: `.table(images)` per image, `.keep(images)` as a mask"
     def __init__(self, dataset:str, cfg=None):
-        self.cfg = cfg or load_config(seed_all=False)
+        self.cfg = active_config(cfg)
         B, Bg = self.cfg.budget('filtering'), self.cfg.budget('gan')
         self.dataset, self.k, self.k_max = dataset, int(B.k_min), int(B.k_max)
         _, self.D = load_gan(dataset, cfg=self.cfg)
@@ -424,7 +424,7 @@ _FILTERS = {}
 def diffgan_filter(dataset:str, # 'mnist' or 'fashion-mnist'
                    cfg=None) -> DiffGANFilter:
     "The calibrated §3.6 filter of `dataset` for the active profile (built once per process; re-built when the GAN changes)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     e = checkpoint_entry(f'{dataset}-gan-D', cfg=cfg)
     key = (dataset, cfg.profile, str(cfg.ckpt_dir), e and e['sha256'], str(dict(cfg.budget('filtering'))))
     if key not in _FILTERS or key[3] is None: _FILTERS[key] = DiffGANFilter(dataset, cfg)

@@ -19,7 +19,7 @@ from PIL import Image
 from torch import nn
 
 from .blackbox import as_blackbox
-from .config import load_config
+from .config import load_config, active_config
 from .search.fitness import divergence
 from .generators import GENERATOR_LOADERS, LatentGenerator, _ddim_kwargs, as_generator, available_generators
 
@@ -131,7 +131,7 @@ class LatentExplorer(W.VBox):
         self.generators = {g.name: g for g in (as_generator(o, k) for k, o in gens.items())}
         if not self.generators: raise ValueError("latent_explorer needs at least one generator")
         if len(classifiers) != 2: raise ValueError(f"latent_explorer compares two classifiers, got {len(classifiers)}")
-        self.device = torch.device(device) if device is not None else load_config(seed_all=False).device
+        self.device = torch.device(device) if device is not None else active_config().device
         self.model_names = list(model_names)
         self.models = [as_blackbox(m, n, device=self.device if isinstance(m, nn.Module) else None)
                        for m, n in zip(classifiers, self.model_names)]

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import torchvision
 from tqdm.auto import tqdm
 
-from .config import load_config
+from .config import load_config, active_config
 from .data import load_dataset, dataset_info, check_img_shape, shape_spec, DEFAULT_SHAPE
 from .checkpoints import load_or_train, checkpoint_entry
 from .blackbox import predict_proba, predict
@@ -390,7 +390,7 @@ def _bs(spec, B): return min(spec.bs, B.max_bs) if B.max_bs else spec.bs
 def zoo_spec(spec:ModelSpec, # The model's spec
              dataset:str, cfg=None) -> dict:
     "What a zoo checkpoint's weights depend on in the active profile: code version, data (shape if not 1×28×28), `ModelSpec`, epochs, bs"
-    cfg = cfg or load_config(seed_all=False); B, info = cfg.budget('zoo'), dataset_info(dataset)
+    cfg = active_config(cfg); B, info = cfg.budget('zoo'), dataset_info(dataset)
     return dict(code=ZOO_CODE, dataset=dataset, n_train=_n_train(dataset, B), model=asdict(spec),
                 epochs=_epochs(spec, B, dataset), bs=_bs(spec, B), **shape_spec(info.shape, info.n_classes))
 
@@ -408,7 +408,7 @@ def load_zoo_model(spec:ModelSpec, # How the model is built and trained
                    dataset:str, # Any dataset of `latentnb.data` whose image shape the architecture supports
                    cfg=None):
     "The model of `spec` for `dataset`'s shape and classes (eval mode), loaded from checkpoint `name` or trained for the active profile"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     B, info = cfg.budget('zoo'), dataset_info(dataset)
     def train(model):
         x, y = _train_set(dataset, B)

@@ -3,7 +3,7 @@ import pytest, torch, torch.nn as nn
 from latentnb.generators import (LatentGenerator, as_generator, gan_generator, cgan_generator, ddim_generator,
                                  vae_generator, vqvae_generator)
 from latentnb.generators.gan import Generator
-from latentnb.giftbench import CondGenerator, CGAN, build_unet
+from latentnb.generators.conditional import CondGenerator, CGAN, build_unet
 from latentnb.generators.vae import MLPVAE, ConvVAE
 from latentnb.argus import VQVAE
 

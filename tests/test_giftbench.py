@@ -1,8 +1,8 @@
 "Plain behaviour of latentnb.giftbench: fitness, the GA on a toy generator, Table III (classifier checks: test_blackbox)."
 import math, pytest, torch, torch.nn.functional as F
 from latentnb.generators import LatentGenerator, cgan_generator
-from latentnb.giftbench import (margin, viable_seeds, giftbench_search, summarise, table3,
-                                CondGenerator)
+from latentnb.giftbench import margin, viable_seeds, giftbench_search, summarise, table3
+from latentnb.generators.conditional import CondGenerator
 
 def toy_clf(x):
     m = torch.as_tensor(x).float().mean((1, 2, 3))*10
@@ -43,7 +43,7 @@ def test_cgan_generator_shapes():
     with pytest.raises(ValueError, match='class-conditional'): gen.decode(z)
 
 def test_train_cgan_ends_on_cpu_with_ema_generator():
-    from latentnb.giftbench import CGAN, train_cgan
+    from latentnb.generators.conditional import CGAN, train_cgan
     torch.manual_seed(0)
     gan = CGAN(width=8); x, y = torch.rand(32, 1, 28, 28), torch.randint(0, 10, (32,))
     m = train_cgan(gan, x, y, epochs=1, bs=16, device='cpu', progress=False)
@@ -53,7 +53,7 @@ def test_train_cgan_ends_on_cpu_with_ema_generator():
     assert out.shape == (3,) and logits.shape == (3, 10)
 
 def test_guided_unet_combines_conditional_and_unconditional_noise():
-    from latentnb.giftbench import build_unet
+    from latentnb.generators.conditional import build_unet
     from latentnb.generators import ddim_generator
     torch.manual_seed(0)
     m = build_unet((8, 8, 8), guidance=1.0).eval()
@@ -138,8 +138,9 @@ def test_gift_search_stays_in_the_latent_range_and_low_finds_less():
 
 
 # --- models of the dataset's shape (1x28x28 unchanged; 3x32x32 for SVHN / CIFAR-10 / colour-mnist)
-from latentnb.giftbench import (CGAN, GiftDeepConv, build_unet, GIFT_RULE, dataset_shape, cgan_spec, ddpm_spec,
-                                train_cgan, train_ddpm, DATASETS)
+from latentnb.giftbench import GiftDeepConv
+from latentnb.generators.conditional import (CGAN, build_unet, GIFT_RULE, dataset_shape, cgan_spec, ddpm_spec, train_cgan,
+                                             train_ddpm, DATASETS)
 from latentnb.data import check_img_shape, DEFAULT_SHAPE
 
 def _keys(m): return [(k, tuple(v.shape)) for k, v in m.state_dict().items()]

@@ -204,7 +204,7 @@ def _quick_generator(kind, cfg, G):
         from latentnb.generators.vae import load_vae
         return latent_space(load_vae('mnist', 'mlp', cfg=cfg, progress=False))
     if kind == 'cgan':
-        from latentnb.giftbench import load_cgan
+        from latentnb.generators.conditional import load_cgan
         return as_generator(load_cgan('mnist', cfg=cfg))
     return 'pixels'
 

@@ -4,7 +4,7 @@
     LATENTNB_PROFILE=paper .venv/bin/python tools/train_giftbench.py            # every dataset and kind, on the GPU when there is one
     LATENTNB_PROFILE=ci .venv/bin/python tools/train_giftbench.py colour-mnist --kinds cgan ddpm   # any dataset of a supported shape (3x32x32 here)
 
-Each checkpoint goes through `latentnb.giftbench.load_cgan` / `load_ddpm` (`load_or_train`: a checkpoint whose
+Each checkpoint goes through `latentnb.generators.conditional.load_cgan` / `load_ddpm` (`load_or_train`: a checkpoint whose
 recorded spec matches is loaded, a missing or stale one is trained on `cfg.device` and saved with its manifest
 entry: spec, training seconds, device); each model builds for the dataset's (C, H, W) and class count, and the spec records
 them when they are not 1x28x28 and 10. Then it prints the checkpoint's label faithfulness and confidence
@@ -13,7 +13,8 @@ import argparse, time
 import torch
 from latentnb.config import load_config
 from latentnb.checkpoints import checkpoint_entry
-from latentnb.giftbench import load_generator, sample_quality, gift_classifier, DATASETS
+from latentnb.giftbench import load_generator, sample_quality, gift_classifier
+from latentnb.generators.conditional import DATASETS
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])

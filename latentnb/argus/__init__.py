@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset, dataset_info, check_img_shape, check_images, DEFAULT_SHAPE, shape_spec
 from ..checkpoints import load_or_train
 from ..zoo import fit_classifier, LeNet5
@@ -349,14 +349,14 @@ def _pretrained(dataset, kind, cfg):
 def load_vqvae(dataset:str='mnist', # 'mnist', 'fashion-mnist' or any dataset of a shape Argus builds for (e.g. 'colour-mnist', 'cifar10')
                cfg=None) -> VQVAE:
     "The VQ-VAE pre-trained on reconstruction (Eq. 4) on `dataset`'s training split, loaded or trained per profile"
-    return _pretrained(dataset, 'vq', cfg or load_config(seed_all=False))
+    return _pretrained(dataset, 'vq', active_config(cfg))
 
 def load_argus(dataset:str='mnist', # 'mnist', 'fashion-mnist' or any dataset of a shape Argus builds for, as in `load_vqvae`
                lam:float=0.2, # λ used in training (and then in generation)
                variant:str='argus', # 'argus', '-2D' (no discriminators) or '-VQ' (VAE instead of VQ-VAE)
                cfg=None) -> nn.Module:
     "The generator of `variant` trained at `λ`, fine-tuned from the pre-trained bottleneck; loaded or trained per profile"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     if variant not in VARIANTS: raise ValueError(f"Unknown Argus variant {variant!r}; accepted: {', '.join(VARIANTS)}")
     B = cfg.budget('argus'); x, y = _train_data(dataset, cfg)
     base = _pretrained(dataset, 'vae' if variant == '-VQ' else 'vq', cfg)
@@ -739,7 +739,7 @@ def load_lenet(dataset:str='mnist', # Any dataset of a shape Argus builds for (`
                fit:Callable|None=None, # Training function with `fit_classifier`'s signature (default: the zoo's)
                cfg=None) -> nn.Module:
     "A LeNet under test of `dataset`'s image shape and classes, trained on its training split (checkpoint `<dataset>-argus-<kind>`)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     if kind not in LENETS: raise ValueError(f"Unknown classifier {kind!r}; accepted: {', '.join(LENETS)}")
     fit = fit or fit_classifier
     B = cfg.budget('argus'); x, y = _train_data(dataset, cfg)
@@ -883,7 +883,7 @@ def argus_classifiers(dataset:str='mnist', # 'mnist', 'fashion-mnist' or any dat
     if _img_shape(dataset) == (3, 32, 32):
         # trained by the zoo's recipe (`latentnb.zoo.ARGUS_SUBJECTS`), under ci on fewer images and epochs
         from latentnb.zoo import argus_subject
-        cfg = cfg or load_config(seed_all=False)
+        cfg = active_config(cfg)
         return {k: argus_subject(dataset, k, _subject_cfg(cfg, k)) for k in CIFAR_SUBJECTS}
     a, b = load_pair(dataset, 3, cfg)
     return {'LeNet-5 SGD (pair 3a)': a, 'LeNet-5 Adam (pair 3b)': b}

@@ -19,7 +19,7 @@ import torch
 from fastcore.basics import patch
 from scipy import stats as sps
 
-from ..config import load_config
+from ..config import load_config, active_config
 from . import load_argus, generate, baseline_inputs, argus_pool, argus_classifiers, WHITE_BOX
 from ..search.mutation import RULES, mutate_batch
 from ..blackbox import predict
@@ -83,7 +83,7 @@ def realism_candidates(dataset:str='mnist', lambdas=(0.1, 0.2, 0.3), # The Argus
                        n_partners:int=2, # Argus partners per other class (9·n inputs per original); the baselines get as many samples
                        seed:int=0, cfg=None) -> tuple:
     "`(originals, labels, {method: pick_one output})`: one input of each Argus-λ model and each baseline per original"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     bad = [b for b in baselines if b not in BASELINES]
     if bad: raise RealismError(f"unknown baseline(s) {bad}; accepted: {', '.join(BASELINES)}")
     clfs = argus_classifiers(dataset, cfg)
@@ -499,7 +499,7 @@ def study_folder(cfg=None) -> Path:
     """The realism study's folder: `$LATENTNB_ARGUS_REALISM_DIR`, else `[argus_realism] study_dir` under `data/`
     (`<study_dir>-<dataset>` for another dataset than the profile's, e.g. `$LATENTNB_DATASET`'s), else (and in a scaled run) a new
     temporary folder"""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     env = os.environ.get('LATENTNB_ARGUS_REALISM_DIR')
     if env: return Path(env)
     # a scaled-down run (make smoke): a temporary study, as under ci

@@ -248,7 +248,7 @@ def _global_tau(D, seeds_u8, rng, calib_n:int, disc_q:float, device) -> float:
 # %% ../../nbs/40_baseline.ipynb #efa765f8
 class DRfuzz(Strategy):
     "DRfuzz's fuzzer as a strategy of `run_search` in pixel space: a batch is an iteration's faithful mutants, its tables are its state"
-    name = 'drfuzz'
+    name = 'drfuzz'   # not registered: `drfuzz_search` gives it seeds, D and its calibration; `pixel_mutation` runs by name
     _transient = ('seeds_u8', 'D', 'device', 'batch', 'per_seed', 'fidelity', 'max_pool', 'max_evals', 'session')
     def __init__(self, seeds_u8:np.ndarray, # Seed images (N, C, H, W), uint8
                  discriminator=None, # D for the fidelity check, on `device` (None: no check)

@@ -132,11 +132,11 @@ def gen_at(history:pd.DataFrame, # A run's history (columns gen, seconds)
 class ThinFilter:
     "Stand-in for `latentnb.validity.diffgan_filter`: D(x) ≥ τ_D and max SSIM to the training images ≥ τ_S"
     def __init__(self, dataset:str, cfg=None):
-        from latentnb.config import load_config
+        from latentnb.config import active_config
         from latentnb.generators.gan import load_gan
         from latentnb.data import load_dataset
         from latentnb.validity import SSIMIndex, calibrate_disc_threshold
-        cfg = cfg or load_config(seed_all=False)
+        cfg = active_config(cfg)
         F, V = cfg.budget('filtering'), cfg.budget('validity')
         _, self.D = load_gan(dataset, cfg=cfg)
         held, _ = load_dataset(dataset, 'train', n=F.n_heldout)

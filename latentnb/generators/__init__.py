@@ -15,7 +15,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..zoo import module_device
 
 # %% ../../nbs/06_generators.ipynb #3a3a8a35
@@ -248,7 +248,8 @@ def register_adapter(what:str, # What the adapter wraps, as `as_generator`'s err
     ADAPTERS.insert(0 if first else len(ADAPTERS), (what, test, adapter))
     return adapter
 
-for _a in (('a conditional GAN (latentnb.giftbench CondGenerator or CGAN: `nz`, `n_classes`, called on (z, y))', _is_cgan, cgan_generator),
+for _a in (('a conditional GAN (CondGenerator or CGAN of latentnb.generators.conditional: `nz`, `n_classes`, called on (z, y))',
+            _is_cgan, cgan_generator),
            ('a class-conditional diffusers UNet2DModel (DDIM, GIFTbench)', _is_unet, ddim_generator),
            ('a VQ-VAE (latentnb.argus: `encode`, `quantize`, `decode`)', _is_vqvae, vqvae_generator),
            ('a VAE (latentnb.generators.vae: `encode` -> (μ, log σ²), `decode`, `latent_dim`)', _is_vae, vae_generator),
@@ -269,11 +270,11 @@ def as_generator(obj, # A project generator (see `ADAPTERS`) or a `LatentGenerat
 # %% ../../nbs/06_generators.ipynb #a1b2c3d5
 def _ddim_kwargs():
     "The DDIM samples with the profile's `giftbench.ddim_steps` (ci 3, quick 10): one UNet pass per step and frame"
-    return {'ddim_steps': int(load_config(seed_all=False).budget('giftbench').ddim_steps)}
+    return {'ddim_steps': int(active_config().budget('giftbench').ddim_steps)}
 
 GENERATOR_LOADERS = {}   # kind: (loader(dataset), the model in its result, as_generator kwargs()), filled by `register_loader`
 LOADER_HOMES = ('GAN: import latentnb.generators.gan; VAE: latentnb.generators.vae; VQ-VAE: latentnb.argus; '
-                'cGAN and DDIM: latentnb.giftbench'
+                'cGAN and DDIM: latentnb.generators.conditional'
                 ' (each registers its loaders when imported)')   # where the project's loaders are registered
 
 def register_loader(kind:str, # The generator's name in `available_generators`, e.g. 'GAN'

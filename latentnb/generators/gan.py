@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset, augment_dataset, dataset_info, DEFAULT_SHAPE, shape_spec
 from ..checkpoints import (load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff,
                                   stale_message, record_spec, weights_hash)
@@ -210,7 +210,7 @@ def gan_spec(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
              cfg=None) -> dict:
     """Everything the GAN's weights depend on under the active profile: layout version, widths, image shape (named when not
     (1, 28, 28)), data, seed and training hyperparameters"""
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan')
+    cfg = active_config(cfg); B = cfg.budget('gan')
     p = dict(GAN_DEFAULTS, epochs=B.get('epochs_fashion', B.epochs) if dataset == 'fashion-mnist' else B.epochs) | dict(params or {})
     p['bs'], p['epochs'] = int(p['bs']), int(p['epochs'])
     return (dict(arch=GAN_ARCH, dataset=dataset, ngf=int(B.ngf), ndf=int(B.ndf), nz=100, n_real=int(B.n_real), seed=int(cfg.seed), params=p)
@@ -231,7 +231,7 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
              params:dict|None=None, # lr_g, lr_d, beta1, bs, epochs if it must train (default: DCGAN's lr/β1/bs + the profile's epochs)
              cfg=None, retrain:bool=False):
     "`(G, D)` in eval mode for `dataset`: loaded from checkpoints, else trained on the test split + 5 augmentations and saved"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     shape = tuple(dataset_info(dataset).shape)
     try: gan_layout(shape)
     except ValueError as e: raise ValueError(f"load_gan({dataset!r}): {e}") from None
@@ -271,7 +271,7 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
 
 def gan_history(dataset:str, cfg=None) -> pd.DataFrame:
     "The per-step losses logged when the GAN of `dataset` was trained (empty when unknown)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     p = _history_path(dataset, cfg)
     return pd.DataFrame(json.loads(p.read_text())) if p.exists() else pd.DataFrame(columns=['d_loss', 'g_loss', 'd_real', 'd_fake'])
 
@@ -338,7 +338,7 @@ def tune_gan(dataset:str, n_trials:int, # Trials of the study
              cfg=None, progress:bool=False):
     "An Optuna study (TPE + median pruner) of the GAN's hyperparameters minimising FID; returns the study"
     import optuna
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     B = cfg.budget('gan')
     x, _ = gan_training_set(dataset, n_real, cfg.seed)
     real, _ = load_dataset(dataset, 'test')
@@ -382,7 +382,9 @@ STUDY_CODE = ('tune_gan', 'train_gan', 'ema_update', 'fid_kid', 'FeatureExtracto
 # and a ci study bitwise equal; tests/test_gan.py keeps the checkpoints' outputs and this key), so the studies made before stay valid
 # 8ccf074a76af7d0a: line breaks and docstrings only (issue 41: no line over 140 characters, at most two statements a line;
 # the AST of every STUDY_CODE function, docstrings aside, is the one of c74dd38e45edb0b0)
-STUDY_CODE_SAME = {'c74dd38e45edb0b0': '80b2fa40af535265', '8ccf074a76af7d0a': '80b2fa40af535265'}
+# eefbbe2a86c684fa: `active_config(cfg)` where it read `cfg or load_config(seed_all=False)` (the same configuration, read once)
+STUDY_CODE_SAME = {'c74dd38e45edb0b0': '80b2fa40af535265', '8ccf074a76af7d0a': '80b2fa40af535265',
+                   'eefbbe2a86c684fa': '80b2fa40af535265'}
 
 STUDY_BUDGETS = ('n_trials', 'n_real', 'max_epochs', 'n_fid')  # the arguments of `tune_gan` that change its result (not `progress`)
 
@@ -392,7 +394,7 @@ def study_key(dataset:str, # Dataset the study tunes on
     """Everything a study's result depends on: layout, widths, the source of its objective/training/search space, budgets, data,
     seed, FID features"""
     import inspect, importlib, hashlib
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('gan')
+    cfg = active_config(cfg); B = cfg.budget('gan')
     mod = importlib.import_module('latentnb.generators.gan')
     code = hashlib.blake2b('\n'.join(inspect.getsource(getattr(mod, n)) for n in STUDY_CODE).encode(), digest_size=8).hexdigest()
     code = STUDY_CODE_SAME.get(code, code)
@@ -408,7 +410,7 @@ def cached_study(dataset:str, cfg=None,
                 ) -> dict:
     """Run `tune_gan` and cache `{key, best_params, best_fid, trials}` as JSON beside the checkpoints; a cache with another
     `study_key` is recomputed"""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     p = ckpt_paths(f'{dataset}-gan-study', cfg.profile, cfg)[1]
     cached = json.loads(p.read_text()) if p.exists() else {}
     key = json.loads(json.dumps(study_key(dataset, cfg, **kw)))

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE, shape_spec
 from ..checkpoints import load_or_train
 from ..report import image_grid
@@ -186,7 +186,7 @@ def vae_epochs(kind:str, B) -> int:
 def vae_spec(dataset:str, kind:str, latent_dim:int, cfg=None) -> dict:
     ("Everything a VAE checkpoint's weights depend on under the active profile: code version, "
      "data (and its image shape when not 1×28×28), architecture, training budget, seed")
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('vae')
+    cfg = active_config(cfg); B = cfg.budget('vae')
     return dict(code=VAE_CODE, dataset=dataset, kind=kind, latent_dim=int(latent_dim), arch=vae_args(kind, B),
                 **shape_spec(dataset_info(dataset).shape), n_train=B.n_train, epochs=vae_epochs(kind, B), lr=B.lr, bs=B.bs, beta=1.0,
                 seed=cfg.seed)
@@ -208,7 +208,7 @@ def load_vae(dataset:str='mnist', # Any dataset of `latentnb.data.DATASETS`: the
     ("A float32 VAE in eval mode for `dataset` and its image shape: loaded from its checkpoint, "
      "or trained with the `[vae]` budgets and saved in float16")
     _check_kind(kind)
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     B = cfg.budget('vae')
     shape = check_img_shape(dataset_info(dataset).shape, f'the {kind} VAE of {dataset!r}', KINDS[kind].side_multiple)
     latent_dim, args = int(latent_dim or B[_LATENT_KEY[kind]]), vae_args(kind, B)

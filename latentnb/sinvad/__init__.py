@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE
 from ..checkpoints import load_or_train
 from ..report import image_grid
@@ -617,7 +617,7 @@ def detection_classifiers(dataset:str='mnist', cfg=None, progress:bool=True,
                          ) -> tuple:
     """RQ3's LeNet-5s `({α: model}, pairs)` for the dataset's image shape and classes: one per α of
     `[sinvad_detection]` (0 first), trained with the labels of its `pairs` mixed at α"""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     S, info = cfg.budget('sinvad_detection'), dataset_info(dataset)
     pairs, seed = check_pairs(S.pairs, info.n_classes), cfg.seed + model_seed
     x, y = load_dataset(dataset, 'train', n=S.n_train or None)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from scipy import stats
 from torch import nn
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset, dataset_info
 from ..checkpoints import load_or_train
 from ..blackbox import predict
@@ -34,7 +34,7 @@ SINVAD_CNN_CODE = 1   # version of `SinvadCNN` and its training, kept in the che
 
 def cnn_spec(dataset:str, cfg=None) -> dict:
     "Everything the 6-hidden-layer CNN's weights depend on under the active profile"
-    cfg = cfg or load_config(seed_all=False); A = cfg.budget('sinvad_arch')
+    cfg = active_config(cfg); A = cfg.budget('sinvad_arch')
     return dict(code=SINVAD_CNN_CODE, arch='SinvadCNN', dataset=dataset, n_train=A.cnn_n_train, epochs=A.cnn_epochs,
                 lr=A.cnn_lr, bs=A.cnn_bs, opt='adam', schedule=None, seed=cfg.seed)
 
@@ -42,7 +42,7 @@ def sinvad_cnn(dataset:str='mnist', # A dataset `SinvadCNN` fits (`latentnb.sinv
                cfg=None, progress:bool=False) -> nn.Module:
     """RQ4's model under test, the paper's 6-hidden-layer CNN (`SinvadCNN`) for `dataset`'s image shape and classes, in eval mode:
     loaded, or trained with the `[sinvad_arch]` budgets and saved"""
-    cfg = cfg or load_config(seed_all=False); A = cfg.budget('sinvad_arch')
+    cfg = active_config(cfg); A = cfg.budget('sinvad_arch')
     info = dataset_info(dataset)
     build = lambda: zoo_model(SinvadCNN, info.shape, info.n_classes)
     def train(m):

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from fastcore.basics import patch
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import verify_sha256
 from ..blackbox import predict
 from . import latent_space, ga_search
@@ -272,7 +272,7 @@ SINVAD_METHODS = {'SINVAD': 'sinvad', 'FGSM': 'fgsm', 'CW': 'cw', 'REAL': 'real'
 
 def sinvad_files(dataset:str='mnist', cfg=None) -> tuple:
     "Paths of the vendored SINVAD trial file and metadata of `dataset`, each checked against its pinned sha256"
-    d = (cfg or load_config()).data_dir/SINVAD_DIR
+    d = active_config(cfg).data_dir/SINVAD_DIR
     names = (f'clean_{dataset}_trialdata.csv', f'{dataset}_metadata.csv')
     for n in names:
         if n not in SINVAD_FILES: raise FileNotFoundError(f"no vendored SINVAD file {n!r}; vendored: {sorted(SINVAD_FILES)}")

@@ -20,7 +20,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from ..config import load_config, pick_device
+from ..config import load_config, pick_device, active_config
 from ..data import load_dataset, dataset_info, augment_dataset, stratified_split, AUGMENTATIONS, SPLIT_SEED, check_img_shape
 from ..checkpoints import load_or_train
 from ..search.archive import to_uint8
@@ -283,7 +283,7 @@ def demo_classifiers(data:ImageData, # The classifiers' training images (not the
                     ) -> tuple:
     """The demo's model A and B (`DEMO_SPECS`) for `data`'s shape and classes:
     loaded from their checkpoints, else trained with `latentnb.zoo.fit_classifier`"""
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     ep = int(epochs or cfg.budget('byo').clf_epochs)
     def fit(m, s):
         h = fit_classifier(m.to(cfg.device), data.x, data.y, ep, s.lr, s.bs, s.opt, s.augment, progress=False, seed=s.seed,
@@ -342,7 +342,7 @@ def generator_spec(data:ImageData, # The images the generator is for (before the
     """Everything a generator's weights depend on under the active profile: recipe version, your images' hash and shape, hold-out,
     architecture, training budget, seed"""
     if kind not in GENERATOR_KINDS: raise ValueError(f"Unknown generator kind {kind!r}; accepted: {', '.join(GENERATOR_KINDS)}")
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('byo')
+    cfg = active_config(cfg); B = cfg.budget('byo')
     if kind == 'gan':
         arch = dict(ngf=int(B.ngf), ndf=int(B.ndf), nz=100)
         train = dict(epochs=int(B.gan_epochs), bs=int(B.bs),
@@ -419,7 +419,7 @@ def train_generator(data:ImageData, # Your images (`ImageData.from_folder` / `fr
     if not isinstance(data, ImageData):
         raise TypeError(f"train_generator takes an ImageData (ImageData.from_tensors(x, y) or ImageData.from_folder(path, shape)), "
                         f"not a {type(data).__name__}")
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     spec = generator_spec(data, kind, cfg)
     shape, a = data.shape, spec['arch']
     if kind == 'gan':
@@ -467,7 +467,7 @@ def byo_search(gen, # A `TrainedGenerator`, or any generator `latentnb.generator
                cfg=None, progress:bool|None=None) -> SearchResult:
     "Search `gen`'s latent space for inputs on which `model_a` and `model_b` disagree; a finished run of the same key is reopened"
     if method not in SEARCH_METHODS: raise ValueError(f"Unknown method {method!r}; accepted: {', '.join(SEARCH_METHODS)}")
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('byo')
+    cfg = active_config(cfg); B = cfg.budget('byo')
     secs, evals = check_budget(float(B.budget_s) if budget_s is None else budget_s,
                                (int(B.max_evals) or None) if max_evals is None else max_evals)   # before any work
     tg = gen if isinstance(gen, TrainedGenerator) else None
@@ -540,7 +540,7 @@ def byo_filter(gen:TrainedGenerator, # A generator from `train_generator`
                cfg=None) -> ByoFilter:
     """The §3.6 filter of `gen`: its discriminator (GAN) and its training images + augmentations as the reference set, calibrated
     on its held-out images (`[filtering]`'s q and k, `[byo]`'s k_max)"""
-    cfg = cfg or load_config(seed_all=False); F = cfg.budget('filtering')
+    cfg = active_config(cfg); F = cfg.budget('filtering')
     ref, _ = augment_dataset(gen.train.x, gen.train.y, cfg.seed)   # exactly the generator's training set
     return ByoFilter(gen.D, ref, gen.heldout.x, F.disc_q, F.ssim_q, F.k_min, cfg.budget('byo').k_max, device=cfg.device)
 
@@ -578,7 +578,7 @@ def byo_report(runs, # A `SearchResult` or `{name: SearchResult}` (e.g. DiffGAN 
                metric_n:int|None=None, # Subset size of the diversity measures (default `[byo] metric_n`)
                cfg=None, seed:int=0) -> BYOReport:
     "The RQ-style report of search runs: counts, valid share and diversity per run, the label pairs of valid inputs, a figure of examples"
-    cfg = cfg or load_config(seed_all=False); B = cfg.budget('byo')
+    cfg = active_config(cfg); B = cfg.budget('byo')
     runs = runs if isinstance(runs, dict) else {runs.label or 'run': runs}
     mj, n_ex, m_n = int(B.max_judged if max_judged is None else max_judged), int(n_examples or B.n_examples), int(metric_n or B.metric_n)
     rows, pairs, verdicts, fig = [], [], {}, None
@@ -619,7 +619,7 @@ def why_none(row:pd.Series, # A run's row of the report
              cfg=None) -> str|None:
     "None when the run found valid inputs; else why it found none (which stage rejected what) and which budget would change that"
     if row.valid_judged > 0: return None
-    B, p = (cfg or load_config(seed_all=False)).budget('byo'), (cfg or load_config(seed_all=False)).profile
+    B, p = active_config(cfg).budget('byo'), active_config(cfg).profile
     if row.triggering == 0:
         return (f"no triggering input in {row.evaluations:.0f} evaluations: the two models agreed on every image the generator made; "
                 f"more evaluations ([byo] max_evals, now {B.max_evals}, or budget_s) or another generator may find some")

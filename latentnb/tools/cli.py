@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 import latentnb
-from ..config import PROFILES, load_config
+from ..config import PROFILES, load_config, active_config
 from ..data import AUGMENTATIONS
 from .byo import GENERATOR_KINDS, as_kinds, byo_inputs, generator_spec
 
@@ -62,7 +62,7 @@ def check_generators(data, # Your images (`ImageData`)
                      kinds, # The generators asked for
                      cfg=None):
     "A ValueError, before any training, when a generator cannot be trained on `data` under `cfg`'s budgets (too few images)"
-    cfg = cfg or load_config(seed_all=False)
+    cfg = active_config(cfg)
     for kind in kinds:
         spec = generator_spec(data, kind, cfg)
         train, held = data.split(spec['heldout'])

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..config import load_config
+from ..config import load_config, active_config
 from ..data import load_dataset
 from ..checkpoints import weights_hash
 from ..generators import available_generators, as_generator
@@ -25,8 +25,9 @@ from ..judges import load_judges
 from ..grid import Job, parts_version
 from ..search.fitness import ReclusterPolicy
 import latentnb.search
-import latentnb.generators.gan, latentnb.generators.vae, latentnb.argus, latentnb.giftbench   # each registers its generators' loaders
-import latentnb.sinvad, latentnb.diffgan.baseline   # with giftbench: the papers' strategies register themselves
+# each registers its generators' loaders
+import latentnb.generators.gan, latentnb.generators.vae, latentnb.generators.conditional, latentnb.argus
+import latentnb.sinvad, latentnb.giftbench, latentnb.diffgan.baseline   # the papers' strategies register themselves
 
 # %% ../../nbs/90_cross_product.ipynb #1d4307df
 CROSS_OBJECTIVES = ('differential', 'misclassification')
@@ -35,7 +36,7 @@ _CTX = {}
 def cross_generators(dataset:str='mnist', # Dataset the generators were trained on ('mnist', or e.g. 'colour-mnist')
                      B=None) -> dict: # The [cross] budget (`kinds`, `ddim_steps`; None: the active profile's)
     "`{kind: LatentGenerator}` of the profile; the DDIM sampler runs `B.ddim_steps` steps"
-    B = B if B is not None else load_config(seed_all=False).budget('cross')
+    B = B if B is not None else active_config().budget('cross')
     gens = {k.split(' (')[0]: g for k, g in available_generators(dataset, kinds=tuple(B.kinds), verbose=False).items()}
     if 'DDIM' in gens and gens['DDIM'].info.get('ddim_steps') != int(B.ddim_steps):
         gens['DDIM'] = as_generator(gens['DDIM'].module, f'DDIM ({dataset})', ddim_steps=int(B.ddim_steps))
