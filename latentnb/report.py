@@ -49,7 +49,7 @@ def image_grid(x, # Images (N, C, H, W) or (N, H, W), values in [0,1]
 # %% ../nbs/02_report.ipynb #ba4c9032
 def save_fig(fig, # A matplotlib figure
              name:str, # File name without extension, e.g. 'gan_samples'
-             cfg=None # Run config (default: `load_config()` without reseeding)
+             cfg=None # Run config (default: `active_config()`)
             ) -> Path:
     "Save `fig` as `<figures>/<name>.png` and return the path (also appended to the file `$LATENTNB_FIG_LOG` names, if set)"
     cfg = active_config(cfg)
@@ -115,7 +115,7 @@ def _jsonable(v):
 _RECORDED = set()  # result files this process has written: the first write replaces, later ones merge
 
 def record(section:str, # Results section, usually the notebook's name
-           cfg=None, # Run config (default: `load_config()` without reseeding)
+           cfg=None, # Run config (default: `active_config()`)
            reset:bool=False, # Start the section afresh even if this process recorded into it before
            **results # Numbers, strings or DataFrames to record
           ) -> Path:

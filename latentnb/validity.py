@@ -116,7 +116,7 @@ DEFAULT_K = 1024  # L2-nearest candidates scored with SSIM; the filtering notebo
 class SSIMIndex:
     "Reference images on a device, with precomputed SSIM statistics, for exact most-similar-image queries"
     def __init__(self, reference, # Real images (M, C, H, W) in [0,1], e.g. the GAN's training data
-                 device=None, # Where to hold them (default: `load_config().device`)
+                 device=None, # Where to hold them (default: `active_config().device`)
                  sigma:float=1.5, # SSIM Gaussian window
                  pair_budget:int=32768, # Image pairs handled at once (memory: ~4 KB each for 28x28)
                  progress:bool=True):
@@ -358,7 +358,7 @@ def _calibration_key(dataset, cfg, B, Bg):
                 q_ssim=float(B.ssim_q), k_max=int(B.k_max))   # not k: the calibration scores every image with k_max
 
 def calibrate_filter(dataset:str, # 'mnist' or 'fashion-mnist'
-                     cfg=None, # Run config (default: `load_config()` without reseeding)
+                     cfg=None, # Run config (default: `active_config()`)
                      D:nn.Module|None=None, index:SSIMIndex|None=None, # The GAN's discriminator and reference set, when already loaded
                      refresh:bool=False # Recompute even when a matching calibration is cached
                     ) -> dict:

@@ -345,7 +345,7 @@ def latent_explorer(generators, # A generator or {name: generator} (`as_generato
                     y=None, # Their labels (shown as the endpoints' source)
                     class_names=None, # Names of the K classes
                     n_steps:int=9, # Frames in the strip
-                    device=None, # Device (default: `load_config().device`)
+                    device=None, # Device (default: `active_config().device`)
                     seed:int=0, # Seed of the random endpoints
                     cpu_threads:int|None=1, # Torch threads per CPU update (one image: 1 is fastest, esp. on a shared CPU); None: unchanged
                     **kwargs) -> LatentExplorer:

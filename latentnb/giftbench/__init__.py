@@ -26,7 +26,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
-from tqdm.auto import tqdm
 
 from ..config import load_config, active_config
 from ..data import load_dataset, verify_sha256, check_img_shape, DEFAULT_SHAPE, shape_spec

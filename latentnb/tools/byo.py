@@ -278,7 +278,7 @@ BYO_CODE = 1   # version of this module's training and search recipes, kept in e
 DEMO_SPECS = (ModelSpec('LeNet5', lr=2e-3, bs=32, seed=0), ModelSpec('LeNet5', lr=2e-3, bs=32, seed=1))
 
 def demo_classifiers(data:ImageData, # The classifiers' training images (not the generator's)
-                     cfg=None, # Run config (default: `load_config()` without reseeding)
+                     cfg=None, # Run config (default: `active_config()`)
                      epochs:int|None=None # Training epochs (default: the profile's `[byo] clf_epochs`)
                     ) -> tuple:
     """The demo's model A and B (`DEMO_SPECS`) for `data`'s shape and classes:
@@ -410,7 +410,7 @@ def _fit_generator(m, kind, x, p, seed, progress, partial, device):
 
 def train_generator(data:ImageData, # Your images (`ImageData.from_folder` / `from_tensors`)
                     kind:str='gan', # 'gan' (DCGAN, with a discriminator for the filter) or 'vae' (convolutional VAE)
-                    cfg=None, # Run config (default: `load_config()` without reseeding): budgets `[byo]`, checkpoint folder, seed, device
+                    cfg=None, # Run config (default: `active_config()`): budgets `[byo]`, checkpoint folder, seed, device
                     retrain:bool=False, # Train even when a checkpoint of the same spec exists
                     progress:bool|None=None # Show a progress bar (default: outside `ci`)
                    ) -> TrainedGenerator:
