@@ -20,7 +20,8 @@ SRC = Path(__file__).resolve().parent if '__file__' in globals() else Path('../l
 CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zoo', 'blackbox', 'judges', 'labelling',
         'widgets', 'demo', 'validity', 'layout',
         'generators', 'generators.gan', 'generators.vae', 'generators.conditional',        # every paper's generators
-        'search', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation')  # the one loop and its parts
+        'search', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation',   # the one loop and its parts
+        'search.nsga2')
 PAPERS = {'diffgan': ('diffgan', 'diffgan.baseline', 'diffgan.rq'), 'sinvad': ('sinvad', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench',)}
 TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything

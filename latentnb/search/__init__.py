@@ -21,19 +21,12 @@ import torch
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 
-from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.evaluator import Evaluator
-from pymoo.core.problem import Problem
-from pymoo.operators.crossover.sbx import SBX
-from pymoo.operators.mutation.pm import PM
-from pymoo.operators.sampling.rnd import FloatRandomSampling
-from pymoo.problems.static import StaticProblem
-
 from .archive import Archive, to_uint8
 from ..blackbox import as_blackbox, check_pair
 from ..config import pick_device
 from ..data import DEFAULT_SHAPE
 from .fitness import ReclusterPolicy, divergence, diversity, representatives, warm_up
+from .nsga2 import ArrayNSGA2
 from ..generators import LatentGenerator, as_generator
 from ..report import note_reopened, note_made
 
@@ -506,15 +499,12 @@ def run_to_end(strategy:Strategy, # A strategy that ends by itself (`ends`), e.g
 # %% ../../nbs/08_strategies.ipynb #d608298a
 DIFFGAN_FITNESS = ('divergence', 'diversity')
 
-def _rescore(algo, problem, fitness, reps):
-    "Recompute the survivors' diversity against `reps` (their images ride on the individuals as 'U'), then their rank and crowding"
-    P = algo.pop
-    if P is None or len(P) == 0 or 'diversity' not in fitness: return
-    U = torch.from_numpy(np.stack(P.get('U', to_numpy=False))).float()
-    F = P.get('F').copy()
-    F[:, fitness.index('diversity')] = -diversity(U, reps).double().cpu().numpy()
-    P.set('F', F)
-    algo.pop = algo.survival.do(problem, P, n_survive=len(P), algorithm=algo, random_state=algo.random_state)
+def _rescore(algo:ArrayNSGA2, fitness, reps):
+    "Recompute the survivors' diversity against `reps` (their embeddings ride with the population as `U`), then their rank and crowding"
+    if algo.X is None or len(algo.X) == 0 or 'diversity' not in fitness: return
+    F = algo.F.copy()
+    F[:, fitness.index('diversity')] = -diversity(torch.from_numpy(algo.U).float(), reps).double().cpu().numpy()
+    algo.rescore(F)
 
 @torch.inference_mode()
 def _embed(u8, features=None, bs:int=1000):
@@ -563,19 +553,14 @@ class NSGA2Search(Strategy):
         if self.use_div: warm_up(self.policy.reducer, self.policy.n_epochs)  # outside the budget
     def _algo(self, space, seed):
         gen = space.generator
-        sampling = (FloatRandomSampling() if gen is None or gen.prior == 'uniform'
-                    else space.sample(self.pop_size, self.g).double().numpy())
-        algo = NSGA2(pop_size=self.pop_size, sampling=sampling, crossover=SBX(prob=0.9, eta=15),
-                     mutation=PM(prob=0.1, eta=20), eliminate_duplicates=True, seed=seed)
-        algo.setup(self.problem, termination=('n_gen', 10**9))
-        return algo
+        sampling = None if gen is None or gen.prior == 'uniform' else space.sample(self.pop_size, self.g).double().numpy()
+        return ArrayNSGA2(space.low, space.high, self.pop_size, seed, sampling, cx_prob=0.9, cx_eta=15, mut_prob=0.1, mut_eta=20)
 
 # %% ../../nbs/08_strategies.ipynb #08f3c210
 @patch
 def setup(self:NSGA2Search, space, objective, seed):
     Strategy.setup(self, space, objective, seed)  # (a patched method has no zero-argument super())
     self.seed, self.n_gen = seed, 0
-    self.problem = Problem(n_var=space.d, n_obj=len(self.fitness), xl=space.low.astype(np.float64), xu=space.high.astype(np.float64))
     self.algo = self._algo(space, seed)
     self.reps = self.seed_reps = None
     self.n_last = self.n_clu = 0; self.spent = self.last_cost = 0.0
@@ -586,20 +571,18 @@ def setup(self:NSGA2Search, space, objective, seed):
         self.reps = self.seed_reps; self.spent += time.perf_counter() - tc
 @patch
 def ask(self:NSGA2Search, space, objective):
-    if self.restart_gens and self.n_gen and self.n_gen % self.restart_gens == 0 and (self.algo.n_gen or 0) > 1:
+    if self.restart_gens and self.n_gen and self.n_gen % self.restart_gens == 0 and self.algo.n_gen > 1:
         self.algo = self._algo(space, self.seed + self.n_gen)
     self.pop = self.algo.ask()
-    return Batch(self.pop.get('X'))
+    return Batch(self.pop)
 @patch
 def tell(self:NSGA2Search, space, batch, ev, u8):
-    fit = {'divergence': ev['fitness']}
+    fit, emb = {'divergence': ev['fitness']}, None
     if self.use_div:
         emb = _embed(u8, self.features)
         fit['diversity'] = diversity(emb, self.reps)
-        self.pop.set('U', list(emb.cpu().numpy()))  # for re-scoring the survivors later
-    F = -torch.stack([fit[o] for o in self.fitness], 1).double().cpu().numpy()
-    Evaluator().eval(StaticProblem(self.problem, F=F), self.pop)
-    self.algo.tell(infills=self.pop)
+    F = -torch.stack([fit[o] for o in self.fitness], 1).double().cpu().numpy()   # maximised: pymoo's NSGA-II minimises
+    self.algo.tell(F, None if emb is None else emb.cpu().numpy())   # the embeddings ride along, for re-scoring the survivors
     self.pop = None; self.n_gen += 1
     return {}
 
@@ -609,11 +592,10 @@ def after_add(self:NSGA2Search, archive, now):
     if self.use_div and self.policy.due(len(archive), self.n_last, now, self.spent, self.last_cost):
         tc = time.perf_counter()
         self.reps = _union(self.seed_reps, _cluster_reps(archive.sample(), self.policy, self.seed, self.features))
-        _rescore(self.algo, self.problem, self.fitness, self.reps)  # survivors measured against the new representatives
+        _rescore(self.algo, self.fitness, self.reps)  # survivors measured against the new representatives
         self.last_cost = time.perf_counter() - tc
         self.spent += self.last_cost
         self.n_last = len(archive); self.n_clu += 1
-    self.algo.off = None  # the offspring were merged by tell(); not needed to resume (halves the state)
     return dict(reps=0 if self.reps is None else len(self.reps))
 @patch
 def result_fields(self:NSGA2Search):
