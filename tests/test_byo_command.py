@@ -171,3 +171,24 @@ def test_a_module_callable_is_a_model(wrong):
     with pytest.raises(ValueError, match='too few to train the VAE'):
         shutil.rmtree(wrong/'imgs'); pngs(wrong/'imgs', n=4)
         check_byo_inputs('imgs', 'mymodels:scores', 'a.pt', profile='ci', generators='vae', cwd=wrong)
+
+
+def test_ctrl_c_ends_a_kernel_that_swallows_the_interrupt(tmp_path):
+    "A cell that catches every interrupt (seen in CI: one swallowed between cells, the reply never came) is ended after grace_s"
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('started', flush=True)"), nbformat.v4.new_code_cell(
+        "import time\nwhile True:\n    try: time.sleep(0.2)\n    except KeyboardInterrupt: pass")])
+    nbformat.write(nb, tmp_path/'stubborn.ipynb')
+    script = ("import sys, nbformat\nfrom latentnb.tools.cli import run_notebook\n"
+              f"nb = nbformat.read({str(tmp_path/'stubborn.ipynb')!r}, as_version=4)\n"
+              f"try: run_notebook(nb, {str(tmp_path/'out.ipynb')!r}, {str(tmp_path)!r}, grace_s=3)\n"
+              "except KeyboardInterrupt: print('interrupted', flush=True); sys.exit(130)\n")
+    p = subprocess.Popen([sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t0 = time.time()
+    out = tmp_path/'out.ipynb'   # saved after every cell: the first cell's output means the stubborn cell is running
+    while time.time() - t0 < 120 and p.poll() is None and not (out.exists() and 'started' in out.read_text()): time.sleep(0.2)
+    assert p.poll() is None, p.communicate()[0][-2000:]
+    time.sleep(2); p.send_signal(signal.SIGINT)
+    t1 = time.time(); log = p.communicate(timeout=60)[0]
+    assert p.returncode == 130 and 'interrupted' in log, log[-2000:]
+    assert time.time() - t1 < 30, f'{time.time() - t1:.0f} s after Ctrl-C'

@@ -111,7 +111,8 @@ def run_notebook(nb, # The notebook to execute (nbformat), e.g. with its paramet
                  env:dict|None=None, # Extra environment variables of the kernel
                  log=print, # Progress lines go here
                  echo=None, # Printed text of the cells goes here (default: stdout, as it comes)
-                 heartbeat_s:float=60 # Say that a cell is still running this often
+                 heartbeat_s:float=60, # Say that a cell is still running this often
+                 grace_s:float=30 # After Ctrl-C, end a kernel that has not stopped within this many seconds
                 ):
     "Execute `nb` in a fresh kernel, saving it to `path` after every cell and printing progress; `NotebookFailed` when a cell raises"
     from nbclient import NotebookClient
@@ -124,7 +125,7 @@ def run_notebook(nb, # The notebook to execute (nbformat), e.g. with its paramet
     where, heads, h = {}, {}, 'start'
     for i, c in enumerate(nb.cells):
         h = _heading(c) or h; heads[i] = h
-    t0, now = time.time(), {'cell': None, 'since': time.time(), 'handler': False}
+    t0, now = time.time(), {'cell': None, 'since': time.time(), 'handler': False, 'stop': None, 'killed': False}
     stopping = threading.Event()
     class Stop(Exception): "Ctrl-C was pressed: no further cell starts"
     class Client(NotebookClient):
@@ -145,16 +146,19 @@ def run_notebook(nb, # The notebook to execute (nbformat), e.g. with its paramet
     def interrupt_kernel():
         pid = getattr(getattr(client.km, 'provisioner', None), 'pid', None)
         if pid:
-            try: os.kill(pid, signal.SIGINT)
+            try: os.kill(pid, signal.SIGINT if not now['killed'] else signal.SIGKILL)
             except OSError: pass
     def on_sigint(sig, frame):   # Ctrl-C: the running cell is interrupted (a search commits, a GAN keeps its last epoch), none starts
         if stopping.is_set(): raise KeyboardInterrupt   # a second Ctrl-C: at once
-        stopping.set(); log("\n== Ctrl-C: stopping the running cell (again: at once)")
+        now['stop'] = time.time(); stopping.set(); log("\n== Ctrl-C: stopping the running cell (again: at once)")
         interrupt_kernel()
     stop = threading.Event()
     def beat():
         while not stop.wait(1):
-            if stopping.is_set(): interrupt_kernel()   # a cell that caught the interrupt (a search returns) is interrupted again
+            if stopping.is_set():   # a cell that caught the interrupt (a search returns) is interrupted again; a kernel that
+                # swallowed it between cells (seen: in a post_execute hook, the reply then never came) is ended after grace_s
+                now['killed'] = now['killed'] or time.time() - now['stop'] > grace_s
+                interrupt_kernel()
             elif now['cell'] is not None and (s := int(time.time() - now['since'])) >= heartbeat_s and s % int(heartbeat_s) == 0:
                 log(f"   ... still running: {heads[now['cell']]} ({time.time() - now['since']:.0f} s in this cell)")
     threading.Thread(target=beat, daemon=True).start()
