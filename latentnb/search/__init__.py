@@ -546,9 +546,6 @@ class NSGA2Search(Strategy):
         self.seed_images, self.features, self.restart_gens = seed_images, features, restart_gens
     @property
     def use_div(self): return 'diversity' in self.fitness
-    def __getstate__(self):
-        st = super().__getstate__(); st.pop('pop', None)
-        return st
     def prepare(self, space, objective):
         if self.use_div: warm_up(self.policy.reducer, self.policy.n_epochs)  # outside the budget
     def _algo(self, space, seed):
@@ -573,8 +570,7 @@ def setup(self:NSGA2Search, space, objective, seed):
 def ask(self:NSGA2Search, space, objective):
     if self.restart_gens and self.n_gen and self.n_gen % self.restart_gens == 0 and self.algo.n_gen > 1:
         self.algo = self._algo(space, self.seed + self.n_gen)
-    self.pop = self.algo.ask()
-    return Batch(self.pop)
+    return Batch(self.algo.ask())
 @patch
 def tell(self:NSGA2Search, space, batch, ev, u8):
     fit, emb = {'divergence': ev['fitness']}, None
@@ -583,7 +579,7 @@ def tell(self:NSGA2Search, space, batch, ev, u8):
         fit['diversity'] = diversity(emb, self.reps)
     F = -torch.stack([fit[o] for o in self.fitness], 1).double().cpu().numpy()   # maximised: pymoo's NSGA-II minimises
     self.algo.tell(F, None if emb is None else emb.cpu().numpy())   # the embeddings ride along, for re-scoring the survivors
-    self.pop = None; self.n_gen += 1
+    self.n_gen += 1
     return {}
 
 # %% ../../nbs/08_strategies.ipynb #5930d8b8

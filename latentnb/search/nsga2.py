@@ -96,8 +96,9 @@ def _tournament(self:ArrayNSGA2, n_matings:int) -> np.ndarray:
     a, b = P[:, 0], P[:, 1]
     Fa, Fb, ca, cb = self.F[a], self.F[b], self.crowding[a], self.crowding[b]
     lt, gt = (Fa < Fb).any(1), (Fb < Fa).any(1)
-    a_wins = (lt & ~gt) | (~(lt ^ gt) & (ca > cb))   # a dominates b, or neither dominates and a is less crowded
-    b_wins = (gt & ~lt) | (~(lt ^ gt) & (ca < cb))
+    neither = lt == gt   # neither dominates the other
+    a_wins = (lt & ~gt) | (neither & (ca > cb))   # a dominates b, or neither dominates and a is less crowded
+    b_wins = (gt & ~lt) | (neither & (ca < cb))
     S = np.where(a_wins, a, b)
     for i in np.flatnonzero(~a_wins & ~b_wins): S[i] = self.rng.choice([a[i], b[i]])   # a tie: a coin, in pymoo's order
     return S.reshape(n_matings, 2)
