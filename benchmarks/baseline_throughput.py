@@ -56,7 +56,8 @@ def old_module():
     src = subprocess.run(['git', 'show', f'{args.old_commit}:latentnb/diffgan/baseline.py'], cwd=root, capture_output=True, text=True)
     if src.returncode: sys.exit(f"cannot read latentnb/diffgan/baseline.py at {args.old_commit}: {src.stderr.strip()}")
     f = Path(tempfile.mkdtemp())/'_baseline_old.py'; f.write_text(src.stdout)
-    from latentnb import diffgan as _s, search as _st   # the old file imports `_bar` from latentnb.diffgan; it lives in latentnb.search since 267504b
+    from latentnb import diffgan as _s
+    from latentnb.search import loop as _st   # the old file imports `_bar` from latentnb.diffgan; it lives in latentnb.search.loop
     if not hasattr(_s, '_bar'): _s._bar = _st._bar
     spec = importlib.util.spec_from_file_location('latentnb._baseline_old', f)
     m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m)

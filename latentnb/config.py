@@ -75,7 +75,7 @@ def read_profiles(path=None # The TOML table of budgets (default: `latentnb/prof
     return tbl
 
 # %% ../nbs/00_config.ipynb #065fd0b1
-SCALED_KEY = re.compile(r'^n_|_n_|_n$|epochs|epoch_scale|_s$|evals|seeds$|reps$|repeats$|^runs$|partners|trials|^gens$|generations|'
+SCALED_KEY = re.compile(r'^n_|_n_|_n$|epochs|epoch_scale|_s$|evals|seeds$|reps$|repeats$|^runs$|partners|trials|generations|'
                         r'steps$|per_class|^subset$|max_points|^max_(evals|sample|filter)$|^oracle_n$|^sim_raters$|'
                         r'^search_max$|^ssim_max$|^hc_iters$')
 NOT_SCALED = {'n_codes', 'n_res', 'n_raters', 'interp_steps'}   # architecture or method, though named like budgets

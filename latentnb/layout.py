@@ -15,13 +15,14 @@ PKG = 'latentnb'
 SRC = Path(__file__).resolve().parent if '__file__' in globals() else Path('../latentnb').resolve()
 
 # The one map of layers: module (dotted, relative to the package) -> layer. A new module goes here.
-# The basic services are flat; the generators, the search, each paper and the tools are sub-packages, whose `__init__` is
-# their main module (`latentnb.search` is the one loop, `latentnb.sinvad` SINVAD's searches, ...).
+# The basic services are flat; the generators, the search, each paper and the tools are sub-packages. A paper's `__init__`
+# is its main module (`latentnb.sinvad` is SINVAD's searches); `latentnb.search` gathers the loop and one module per strategy.
 CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zoo', 'blackbox', 'judges', 'labelling',
         'widgets', 'demo', 'validity', 'layout',
         'generators', 'generators.gan', 'generators.vae', 'generators.conditional',        # every paper's generators
-        'search', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation',   # the one loop and its parts
-        'search.nsga2')
+        'generators.vqvae',
+        'search', 'search.loop', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation',   # the loop, its parts
+        'search.nsga2', 'search.random', 'search.interpolation')                                 # and the core strategies
 PAPERS = {'diffgan': ('diffgan', 'diffgan.baseline', 'diffgan.rq'), 'sinvad': ('sinvad', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench',)}
 TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything

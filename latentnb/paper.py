@@ -4,11 +4,11 @@
 
 # %% auto #0
 __all__ = ['PUBLISHED_SHA256', 'VERDICTS', 'published_path', 'published_heading', 'published_section', 'published_table', 'pnum',
-           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'paper_numbers', 'known_commits',
-           'prose_hits_md', 'prose_hits']
+           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'paper_numbers', 'is_paper_number', 'clauses',
+           'history_unchecked', 'known_commits', 'prose_hits_md', 'prose_hits']
 
 # %% ../nbs/04_paper.ipynb #fed1a42c
-import functools, json, math, re, subprocess
+import functools, json, math, re, subprocess, warnings
 from pathlib import Path
 
 import pandas as pd
@@ -147,50 +147,136 @@ def same_direction(ours_a, ours_b, paper_a, paper_b) -> bool|None:
     return (d1 > 0) == (d2 > 0)
 
 # %% ../nbs/04_paper.ipynb #e3bd3eaf
-_STRIP = [re.compile(p, re.S) for p in (r'```.*?```', r'`[^`]*`', r'\$\$.*?\$\$', r'\$[^$\n]*\$',
-                                        r'\]\([^)]*\)', r'https?://\S+', r'<[^>]+>')]
-_REFS = re.compile(r'(?:§\s?\d+(?:\.\d+)*(?:\s?[–-]\s?\d+(?:\.\d+)*)?'
-                   r'|\b(?:Eqs?|Figs?|Tables?|Algorithm|RQ|Section|Sec|Python|v)\.?\s?(?:[≥>]=?\s?)?[\dIVX]+(?:\.\d+)*'
-                   r'(?:\s?[–-]\s?\d+(?:\.\d+)*)?|\b\d+\.\d+\.\d+\b)')
-_SETTING = re.compile(r'(?:[=≥≤<>±]\s?[-−]?)(?:\d[\d,]*(?:\.\d+)?\s?%?)|[\[{][^\]}\n]*[\]}]')
-_MEASURED = re.compile(r'(?<![\w.])(?:\d+(?:\.\d+)?\s?%|\d*\.\d+)(?![\w])')
-_CMP = re.compile(r'[=≥≤<>]\s?[-−]?(\d[\d,]*(?:\.\d+)?)(\s?%)?(?![\d.]*\d)')
-_RATIO = re.compile(r'(?<![\w.×,–-])\d+(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?[×x](?![\w×]|\s?\d)')
-_VERBS = ('found|finds|gave|gives|yield(?:s|ed)|reach(?:es|ed)|flag(?:s|ged)|produced|returned|trigger(?:s|ed)|detect(?:s|ed)|'
-          'caught|kept|rejected|passed|failed|fails|scored|took|counted|got|survived|collected|discovered|uncovered|'
-          'exposed|revealed|misclassif(?:ied|ies)|fooled')
-_COUNT = re.compile(rf'\b(?:{_VERBS})\s+(?:(?:only|about|roughly|nearly|almost|just|over|around|some|exactly|up to)\s+)?'
-                    r'(\d(?:[\d,]*\d)?)(?![\d.,]*\d|\s?[%×x])'
-                    r'|(?<![\w.,×/])(?<!first )(?<!last )(?<!top )(\d(?:[\d,]*\d)?)\s+(?:of|out of)\s+'
-                    r'(?:(?:the|its|all)\s+)?(\d(?:[\d,]*\d)?)(?![\d.]*\d|×)', re.I)
+_STRIP = [re.compile(p, re.S) for p in (r'```.*?```', r'``.*?``', r'`[^`]*`', r'\$\$.*?\$\$', r'\$[^$\n]*\$',   # code and math,
+                                        r'\]\([^)]*\)', r'https?://\S+', r'<[^>]+>')]              # link targets, URLs, HTML
+_RANGE = r'(?:\s?(?:[–,-]|and|or|to)\s?\d+(?:\.\d+)*)*'   # '40–44', '41, 42 and 43'
+_REFS = re.compile(r'§\s?\d+(?:\.\d+)*' + _RANGE +                                  # sections: §3.1–3.2
+                   r'|\b(?:Eqs?|Figs?|Tables?|Algorithm|RQ|Section|Sec|Python|v)\.?\s?(?:[≥>]=?\s?)?[\dIVX]+(?:\.\d+)*' + _RANGE +
+                   r'|\b\d+\.\d+\.\d+\b|\bnotebooks?\s+\d+' + _RANGE +                 # versions, notebook 24
+                   r'|(?<![\d,.])(?:19|20)\d\d(?:-\d\d-\d\d)?(?!\d|[,.]\d|\s?(?:[a-z%×]|[GM]i?B))'  # years, dates; not '2000 images'
+                   r'|\b(?:pairs?|class(?:es)?|digits?|issues?|items?|rules?|seeds?|steps?|stages?|rows?|columns?|runs?|epochs?|'
+                   r'generations?|layers?|blocks?|parts?|phases?|levels?|options?|cases?|rounds?|trials?|jobs?|cells?|no\.|#)'
+                   r'\s?\d+(?:\s?(?:[–,-]|and|or)\s?\d+)*(?![\d.,]*\d|\s?(?:of|out of|/)\s?\d)', re.I)   # pair 1, issue 27
+_IDENT = re.compile(r"\b[A-Za-z][A-Za-z']*[-_]?\d[\w.-]*"                            # MNIST-10, ResNet18, top-2, ICST'25, M1
+                    r'|(?<![\w.])\d+(?:\.\d+)?(?:[eE][-−+]?\d+|[kKMB]\b|-[A-Za-z]\w*)'  # 1e-3, 60k, 4-conv, 2-core
+                    r'|(?<![\w.])\d+(?:×\d+)+(?!\w)|^\s*\d+\.\s|\[\d+\]', re.M)        # 28×28, a list item's '1.', '[07]'
+_BARE = re.compile(r'(?<![\w.,/])[-−]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?%)?(?!\w)')      # any number left
+
+def _numbers(s:str) -> list:
+    "Every number of `s` that is not a reference, an identifier or a shape"
+    return _BARE.findall(_IDENT.sub(' ', _REFS.sub(' ', s)))
+
+# %% ../nbs/04_paper.ipynb #dd98225c
+_SETTING = re.compile(r'(?:[=≥≤<>±]\s?[-−]?)(?:\d[\d,]*(?:\.\d+)?\s?%?)|[\[{][^\]}\n]*[\]}]')   # '= 15', '[0.5, 1.0]', '{0.1, 0.2}'
+_MEASURED = re.compile(r'(?<![\w.])(?:\d+(?:\.\d+)?\s?%|\d*\.\d+)(?![\w])')                        # '0.93', '13.5 %'
+_CMP = re.compile(r'[=≥≤<>]\s?[-−]?(\d[\d,]*(?:\.\d+)?)(\s?%)?(?![\d.]*\d)')                      # 'Accuracy = 0.9731', '≥ 92.5 %'
+_APPROX = re.compile(r'(?:[~≈∼]|\b(?:about|approx(?:imately|\.)|roughly|around|nearly|almost|circa|ca\.))\s?[-−]?'
+                     r'(\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?%)?)(?![\d.,]*\d|\s?[×x](?!\w))', re.I)      # '~10 s', '≈ 0.97', 'about 40'
+_RATIO = re.compile(r'(?<![\w.×,–-])\d+(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?[×x](?![\w×]|\s?\d)')  # '3.4x', '2×', '2–3×'
 
 def _round(num:str) -> bool:
     "Whether a number reads as a chosen value: one significant digit, or two ending in 5 ('0.1', '1.5', '0.25', '95')"
     d = num.replace(',', '').replace('.', '').lstrip('0').rstrip('0')
     return len(d) <= 1 or (len(d) == 2 and d[-1] == '5')
 
-def _claims(s:str) -> list:
-    "The numbers of the sharper kinds in one sentence (references removed): non-round comparisons, ratios, counts"
+def _values(s:str) -> list:
+    "The measured values, non-round comparisons, approximations and ratios of one clause, once each"
     out = [m.group(1) + (m.group(2) or '') for m in _CMP.finditer(s) if ('.' in m.group(1) or m.group(2)) and not _round(m.group(1))]
-    out += [m.group() for m in _RATIO.finditer(s)]
-    return out + [g for m in _COUNT.finditer(s) for g in m.groups() if g]
+    out += [m.group(1) for m in _APPROX.finditer(s)] + [m.group() for m in _RATIO.finditer(s)]
+    return list(dict.fromkeys(out + _MEASURED.findall(_RATIO.sub(' ', _SETTING.sub(' ', s)))))
 
-# %% ../nbs/04_paper.ipynb #dd98225c
-_CITES = re.compile(r'\b(?:paper|papers|paper\'s|published|authors)\b', re.I)
-_HISTORY = re.compile(r'^\s*>.*\bhistory\b', re.I | re.S)
-_SHA = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b|(?<=\bcommit )[0-9a-f]{7,40}\b')
-_SENTENCE = re.compile(r'(?<=[.!?;])\s+(?=[A-Z(*_"])|\n\s*\n|\n(?=\s*(?:[-*|>]|\d+\.)\s)')
+# %% ../nbs/04_paper.ipynb #2c1335bd
+_INT = r'(\d(?:[\d,]*\d)?)'
+_VERBS = ('found|finds|gave|gives|yield(?:s|ed)|reach(?:es|ed)|flag(?:s|ged)|produced|returned|trigger(?:s|ed)|detect(?:s|ed)|'
+          'caught|kept|rejected|passed|failed|fails|scored|took|counted|got|survived|collected|discovered|uncovered|'
+          'exposed|revealed|misclassif(?:ied|ies)|fooled')
+_COUNT = re.compile(rf'\b(?:{_VERBS})\s+(?:(?:only|about|roughly|nearly|almost|just|over|around|some|exactly|up to)\s+)?'
+                    rf'{_INT}(?![\d.,]*\d|\s?[%×x])'                                         # 'found 1,234'
+                    rf'|(?<![\w.,×/])(?<!first )(?<!last )(?<!top ){_INT}\s+(?:of|out of)\s+'  # '40 of 50 seeds'
+                    rf'(?:(?:the|its|all)\s+)?{_INT}(?![\d.]*\d|×)', re.I)
+_PAST = ('found|flagged|detected|caught|kept|rejected|discarded|misclassified|mispredicted|fooled|triggered|exposed|uncovered|'
+         'discovered|accepted|survived|remained|disagreed|passed|failed')
+_PASSIVE = re.compile(rf'(?<![\w.,×/§-])(?<!once )(?<!until )(?<!when )(?<!if )(?<!unless )(?<!after )(?<!before )'
+                      rf'(?<!first )(?<!last )(?<!top ){_INT}\s+(?:(?!(?:a|an|the|it|its|this|that|they|we)\s)[\w-]+\s+){{0,3}}?'
+                      rf'(?:(?:were|was|have been|had been|got)\s+(?:\w+ly\s+)?)?(?:{_PAST})\b', re.I)  # '12 seeds failed'
+_SHARE = re.compile(r'(?<![\w.,/×-])(\d+)\s?/\s?(\d+)(?![\w.,/×]|\s?/)')                     # '36/36 runs'
+_DURATION = re.compile(r'\b(?:takes?|took|taking|lasts?|lasted|spen[dt]s?|costs?|needs?|needed|ran|runs in|finish(?:es|ed)? in)\s+'
+                       r'(?:(?:only|about|roughly|nearly|almost|just|over|around|under|less than|more than)\s+)?'
+                       r'(\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?)\s?'
+                       r'(?:ms|s|sec|seconds?|min|minutes?|h|hours?|days?|[GM]i?B)\b', re.I)     # 'take 9 min'
+_PROFILE = re.compile(r'`(ci|quick|paper)`|(?<=\bunder )(ci|quick)\b')                      # a run profile, marked ‹ci›
+_PROFILE_VALUE = re.compile(rf'(?<![\w.,×/§-]){_INT}(?:\.\d+)?\s+(?:[\w-]+\)?\s+){{0,3}}?(?:under|at|in|for|with)\s+‹\w+›'
+                            rf'|‹\w+›(?:\'s)?(?:\s*[:(=]|\s+(?:\w+\s+){{0,2}}?(?:is|are|was|were|uses?|runs?|trains?|draws?|takes?))\s*'
+                            rf'{_INT}(?![\w×])', re.I)   # '3 under ‹ci›', '‹quick›: 40', 'at ‹quick› they are 15'
+
+def _counts(s:str) -> list:
+    "The integers one clause reports as results: after or before a result verb, shares, durations"
+    out = [g for m in _COUNT.finditer(s) for g in m.groups() if g] + [m.group(1) for m in _PASSIVE.finditer(s)]
+    out += [m.group() for m in _SHARE.finditer(s) if 1 < int(m.group(1)) <= int(m.group(2))]
+    return out + [m.group(1) for m in _DURATION.finditer(s)]
+
+def _profile_values(s:str) -> list:
+    "The numbers one clause ties to a run profile (`‹ci›`): ours, even in a clause that cites the paper"
+    return [g for m in _PROFILE_VALUE.finditer(s) for g in m.groups() if g]
+
+def _claims(s:str) -> list:
+    "The numbers one clause (references removed) states as measured, once each"
+    return list(dict.fromkeys(_values(s) + _counts(s)))
+
+# %% ../nbs/04_paper.ipynb #f5f5d532
+_CITES = re.compile(r"(?<!‹)(?<!\bone )(?<!\bper )(?<!\beach )(?<!\bevery )(?<!\bany )(?<!\ba )\bpapers?(?:'s|')?(?!\w)"
+                    r'|\bpublished\b|\bauthors?\b', re.I)           # 'the paper', not 'one package per paper'
+_OURS = re.compile(r"\b(?:our|ours|we|us|here|this run|this notebook|the project's|latentnb)\b", re.I)
+_QUOTE = re.compile(r'"[^"]{1,300}"|“[^”]{1,300}”')
+_KNUM = re.compile(r'(?<![\w.])(\d+(?:\.\d+)?)(?:(k)\b|e([-−+]?\d+)\b)')   # '60k', '1e-3'
 
 def paper_numbers(cfg=None) -> frozenset:
-    "Every number in the vendored `published_numbers.md`, as floats ('1,229' → 1229.0)"
-    return frozenset(pnum(n) for n in _NUM.findall(published_path(cfg).read_text()))
+    "Every number in the vendored `published_numbers.md`, as floats ('1,229' → 1229.0, '60k' → 60000.0, '1e-3' → 0.001)"
+    text = published_path(cfg).read_text()
+    scaled = {float(a) * (1000 if k else 10.0 ** int(e.replace('−', '-'))) for a, k, e in _KNUM.findall(text)}
+    return frozenset(pnum(n) for n in _NUM.findall(text)) | scaled
 
-def known_commits(where=None # A folder inside the git checkout (default: the project root)
+@functools.lru_cache(maxsize=None)
+def _rounded(paper:frozenset, d:int) -> frozenset:
+    "The `paper` numbers rounded to `d` decimals"
+    return frozenset(round(p, d) for p in paper)
+
+def is_paper_number(num:str, # A number as the prose writes it: '1,229', '99.3', '23.48 %', '2.0–3.0×'
+                    paper:frozenset # The paper's numbers (`paper_numbers`)
+                   ) -> bool:
+    "Whether every number in `num` is one of `paper`: the same value, a decimal rounded from it, or it as a percentage or fraction"
+    nums = [n.replace(',', '').replace('−', '-') for n in _NUM.findall(num)]
+    def one(n):   # an integer is one of the paper's as it stands; a decimal may be the paper's rounded
+        v, d = float(n), len(n.split('.')[1]) if '.' in n else 0
+        tries = [(v, d)] + [(v / 100, d + 2)] * ('%' in num) + [(v * 100, max(d - 2, 0))] * (0 < abs(v) < 1)
+        return any((c in paper) if dd == 0 else round(c, dd) in _rounded(paper, dd) for c, dd in tries)
+    return bool(nums) and all(one(n) for n in nums)
+
+def clauses(s:str # One sentence, code and references removed
+           ) -> list:
+    "(clause, cites the paper) per `;`-clause of `s`; a quotation is a clause that cites"
+    parts = re.split(r'(?<=;)\s+', _QUOTE.sub(' ', s))
+    first = bool(_CITES.search(parts[0]))   # a citing first clause covers the next ones unless they speak of ours
+    return [(p, bool(_CITES.search(p)) or (first and not _OURS.search(p))) for p in parts] + [(q, True) for q in _QUOTE.findall(s)]
+
+# %% ../nbs/04_paper.ipynb #b32ed79f
+_HISTORY = re.compile(r'^\s*>.*\bhistory\b', re.I | re.S)
+_SHA = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b|(?<=\bcommit )[0-9a-f]{7,40}\b')
+
+def history_unchecked(where=None # A folder inside the checkout (default: the project root)
+                     ) -> str:
+    "Why the commits a History note names cannot be checked in the checkout holding `where`; '' when they can"
+    root = Path(where or find_root())
+    try: r = subprocess.run(['git', '-C', str(root), 'rev-parse', '--is-shallow-repository'], capture_output=True, text=True)
+    except FileNotFoundError: return 'git is not installed'
+    if r.returncode: return f'{root} is not in a git checkout (no .git): its history is unknown'
+    return '' if r.stdout.strip() == 'false' else f'{root} is a shallow clone: older commits are missing'
+
+def known_commits(where=None # A folder inside the checkout (default: the project root)
                  ) -> frozenset:
-    "The full sha of every commit in `git log` of the checkout holding `where`; empty when that cannot be known (no git, a shallow clone)"
-    git = lambda *a: subprocess.run(['git', '-C', str(where or find_root()), *a], capture_output=True, text=True)
-    if git('rev-parse', '--is-shallow-repository').stdout.strip() != 'false': return frozenset()   # a shallow history lacks old commits
-    r = git('log', '--format=%H')
+    "The full sha of every commit in `git log` of the checkout holding `where`; empty when that cannot be known (`history_unchecked`)"
+    if history_unchecked(where): return frozenset()
+    r = subprocess.run(['git', '-C', str(where or find_root()), 'log', '--format=%H'], capture_output=True, text=True)
     return frozenset(r.stdout.split()) if r.returncode == 0 else frozenset()
 
 def _bad_history(p:str, commits) -> str:
@@ -199,35 +285,49 @@ def _bad_history(p:str, commits) -> str:
     bad = [h for h in shas if commits and not any(c.startswith(h) for c in commits)]
     return 'a History note names no commit' if not shas else f"History note: commit {', '.join(bad)} not in git log" if bad else ""
 
-# %% ../nbs/04_paper.ipynb #2c1335bd
+# %% ../nbs/04_paper.ipynb #e26d744c
+_SENTENCE = re.compile(r'(?<=[.!?;])\)?\s+(?=[A-Z(*_"])|\n\s*\n|\n(?=\s*(?:[-*|>]|\d+\.)\s)')
+
 @functools.lru_cache(maxsize=None)
 def _sources(where:str|None):
-    "The paper's numbers and the commits of `git log` of the checkout holding `where`, read once"
-    return paper_numbers(), known_commits(where)
+    "The paper's numbers, the commits of `git log` of the checkout holding `where` and the notebooks' numbers, read once"
+    why = history_unchecked(where)
+    if why: warnings.warn(f"History notes' commits are not checked: {why}")
+    return paper_numbers(), known_commits(where), frozenset(int(p.name[:2]) for p in (find_root()/'nbs').glob('[0-9][0-9]_*.ipynb'))
+
+def _sentence_hits(s:str, paper, notebooks) -> list:
+    "The numbers a sentence (code removed) states by hand: measured kinds, a profile's values; in a citing clause, any not the paper's"
+    found = []
+    for c, cites in clauses(s):
+        t = _REFS.sub(' ', c)
+        f = _claims(t)
+        if cites:   # a bare notebook number ('(24, 40, 41)') is a reference
+            f = [n for n in dict.fromkeys(f + _numbers(c)) if not (is_paper_number(n, paper) or n.isdigit() and int(n) in notebooks)]
+        found += f + _profile_values(t)
+    return list(dict.fromkeys(found))
 
 def prose_hits_md(src:str, # The source of one Markdown cell (or file)
                   paper:frozenset|None=None, # The paper's numbers (default: `paper_numbers()`)
-                  commits:frozenset|None=None # The commits a history note may name (default: `known_commits()`)
+                  commits:frozenset|None=None, # The commits a history note may name (default: `known_commits()`)
+                  notebooks:frozenset|None=None # The notebooks' numbers, references in a citing clause (default: those of nbs/)
                  ) -> list:
     "(sentence, numbers) for each sentence of a Markdown cell that states a measured number by hand, or (note, [why])"
-    if paper is None or commits is None:
-        pn, kc = _sources(None)
-        paper, commits = pn if paper is None else paper, kc if commits is None else commits
+    pn, kc, nn = _sources(None) if None in (paper, commits, notebooks) else (None,) * 3
+    paper, commits = (pn if paper is None else paper), (kc if commits is None else commits)
+    notebooks = nn if notebooks is None else notebooks
     out, keep = [], []
     for p in re.split(r'\n\s*\n', src):   # history notes: blockquote paragraphs naming known commits
         why = _bad_history(p, commits) if _HISTORY.search(p) else None
         if why: out.append((' '.join(p.split())[:160], [why]))
         elif why is None: keep.append(p)
-    src = '\n\n'.join(keep)
+    src = _PROFILE.sub(lambda m: f'‹{m.group(1) or m.group(2)}›', '\n\n'.join(keep))
     for p in _STRIP: src = p.sub(' ', src)
     for s in _SENTENCE.split(src):
-        t = _REFS.sub(' ', s)
-        found = _claims(t) + _MEASURED.findall(_RATIO.sub(' ', _SETTING.sub(' ', t)))
-        if _CITES.search(s): found = [f for f in found if pnum(f) not in paper]
+        found = _sentence_hits(s, paper, notebooks)
         if found: out.append((' '.join(s.split())[:160], found))
     return out
 
-# %% ../nbs/04_paper.ipynb #f5f5d532
+# %% ../nbs/04_paper.ipynb #087d6e2e
 def _md_parts(text:str) -> list:
     "('§ <heading>', body) of each section of a Markdown file, code fences removed first (a '# comment' in them is no heading)"
     text = re.sub(r'```.*?```', ' ', text, flags=re.S)
@@ -237,8 +337,8 @@ def prose_hits(path # A notebook (.ipynb) or a Markdown file (.md, e.g. README.m
               ) -> list:
     "'<file> cell <i>: <numbers> :: <sentence>' ('<file> § <heading>' for a .md file) per sentence stating a measured number by hand"
     path = Path(path)
-    pn, kc = _sources(str(path.resolve().parent))
+    pn, kc, nn = _sources(str(path.resolve().parent))
     if path.suffix == '.md': parts = _md_parts(path.read_text())
     else: parts = [(f"cell {i}", ''.join(c['source'])) for i, c in enumerate(json.loads(path.read_text())['cells'])
                    if c['cell_type'] == 'markdown']
-    return [f"{path.name} {w}: {', '.join(f)} :: {s}" for w, src in parts for s, f in prose_hits_md(src, pn, kc)]
+    return [f"{path.name} {w}: {', '.join(f)} :: {s}" for w, src in parts for s, f in prose_hits_md(src, pn, kc, nn)]

@@ -1,12 +1,13 @@
-"Plain behaviour of latentnb.argus: the quantiser, the straight-through gradient, the losses (Eqs. 4, 13, 17), Eq. 11."
+"Plain behaviour of latentnb.argus and of its VQ-VAE (latentnb.generators.vqvae): the quantiser, the straight-through gradient, the losses (Eqs. 4, 13, 17), Eq. 11."
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from latentnb.argus import (VectorQuantizer, VQVAE, ArgusVAE, LatentDiscriminator, InputDiscriminator, interpolate,
-                            partner_index, d_loss, g_adv_loss, argus_step, generate, load_argus, load_lenet)
+from latentnb.generators.vqvae import VectorQuantizer, VQVAE, ArgusVAE
+from latentnb.argus import (LatentDiscriminator, InputDiscriminator, interpolate, partner_index, d_loss, g_adv_loss, argus_step,
+                            generate, load_argus, load_lenet)
 
 
 @pytest.fixture
@@ -162,7 +163,6 @@ def test_checkpoints_record_the_training_spec(tmp_path, monkeypatch):
 
 def test_grid_of_codes_follows_down():
     "down = 1 gives a 14×14 grid of codes, down = 2 a 7×7 one; both decode back to 28×28; anything else is refused"
-    from latentnb.argus import VQVAE, ArgusVAE
     x = torch.rand(3, 1, 28, 28)
     for down, side in ((1, 14), (2, 7)):
         m = VQVAE(n_codes=8, code_dim=4, ch=4, down=down)

@@ -95,9 +95,9 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
     x, y = _toy(120)
     d = ImageData.from_tensors(x, y, ['left', 'middle', 'right'], 'squares')
     gen = train_generator(d, 'vae', cfg)
-    assert gen.kind == 'vae' and gen.D is None and len(gen.train) + len(gen.heldout) == len(d)
-    assert (cfg.ckpt_dir/'byo-squares-vae.ci.pt').exists()
-    again = train_generator(d, 'vae', cfg)
+    assert gen.kind == 'VAE' and gen.D is None and len(gen.train) + len(gen.heldout) == len(d)
+    assert (cfg.ckpt_dir/'byo-squares-vae.ci.pt').exists() and gen.spec['kind'] == 'vae'   # the checkpoint keeps its name
+    again = train_generator(d, 'VAE', cfg)                                              # any case: the same kind
     assert weights_hash(again.model) == weights_hash(gen.model)                         # reopened, not retrained
     other = train_generator(ImageData.from_tensors(*_toy(120, seed=1), name='squares'), 'vae', cfg)
     assert weights_hash(other.model) != weights_hash(gen.model)                         # other images: retrained
@@ -121,10 +121,10 @@ def test_tiny_end_to_end_reopens_on_rerun(tmp_path, monkeypatch):
     assert len(t) == row.judged and t.valid.sum() == row.valid_judged and (t.label_a != t.label_b).all()
     assert all((tmp_path/'out'/f).exists() for f in t.file) and (tmp_path/'out'/'failures.csv').exists()
     assert all(('rejected' in f) != v for f, v in zip(t.file, t.valid))
-    r = byo_results(tmp_path/'out', rep.table, rep.pairs, generator='vae')
+    r = byo_results(tmp_path/'out', rep.table, rep.pairs, generator=gen.kind)
     import json
     got = json.loads(r.read_text())
-    assert got['generator'] == 'vae' and got['runs'][0]['triggering'] == res.unique and len(got['valid_pairs']) == len(rep.pairs)
+    assert got['generator'] == 'VAE' and got['runs'][0]['triggering'] == res.unique and len(got['valid_pairs']) == len(rep.pairs)
 
 
 @pytest.mark.parametrize('kw, msg', [(dict(max_evals=0), 'max_evals must be an integer >= 1'),
@@ -180,14 +180,16 @@ def test_load_model_from_what_a_user_types(tmp_path):
 def test_generator_kinds_pick_and_why_none():
     import pandas as pd
     from latentnb.tools.byo import as_kinds, pick_generator, why_none
-    assert as_kinds(None) == as_kinds('both') == as_kinds('vae, gan') == ('gan', 'vae') and as_kinds(['vae']) == ('vae',)
-    with pytest.raises(ValueError, match='accepted are gan, vae'): as_kinds('diffusion')
+    assert as_kinds(None) == as_kinds('both') == as_kinds('BOTH') == as_kinds('vae, gan') == ('GAN', 'VAE') and as_kinds(['Vae']) == ('VAE',)
+    with pytest.raises(ValueError, match=r"generators='diffusion' is not a generator kind accepted here; accepted: GAN, VAE \(any case\), "
+                                         r"'both' or a comma-separated list"): as_kinds('diffusion')
+    with pytest.raises(ValueError, match="generators='' is not"): as_kinds([])
     row = lambda v, t=100: dict(evaluations=300, triggering=t, judged=min(t, 50), valid_judged=v, valid=2.0*v, valid_share=v/50,
                                 disc_ok_share=0.1, ssim_ok_share=0.2)
     T = pd.DataFrame({'DiffGAN (GAN)': row(0), 'random (GAN)': row(0), 'DiffGAN (VAE)': row(7), 'random (VAE)': row(9)}).T
-    assert pick_generator(T, ('gan', 'vae')) == 'vae'
+    assert pick_generator(T, ('GAN', 'VAE')) == 'VAE' == pick_generator(T)
     cfg = load_config('ci', seed_all=False)
-    assert why_none(T.loc['DiffGAN (VAE)'], 'vae', cfg) is None
-    w = why_none(T.loc['DiffGAN (GAN)'], 'gan', cfg)
+    assert why_none(T.loc['DiffGAN (VAE)'], 'VAE', cfg) is None
+    w = why_none(T.loc['DiffGAN (GAN)'], 'gan', cfg)                                   # any case
     assert 'discriminator stage passed 10%' in w and 'SSIM stage 20%' in w and 'gan_epochs' in w and 'take the VAE' in w
-    assert 'no triggering input' in why_none(pd.Series(row(0, t=0)), 'vae', cfg)
+    assert 'no triggering input' in why_none(pd.Series(row(0, t=0)), 'VAE', cfg)

@@ -97,7 +97,7 @@ def test_command_runs_end_to_end_and_resumes_after_ctrl_c(inputs):
     assert 'reopened' in log2                                                                       # the trained generator, loaded
     for f in ('byo.ipynb', 'report.html', 'results.json', 'failures.csv'): assert (out/f).exists(), f
     res = json.loads((out/'results.json').read_text())
-    assert res['profile'] == 'ci' and res['generators'] == ['gan', 'vae'] and res['generator'] in ('gan', 'vae')
+    assert res['profile'] == 'ci' and res['generators'] == ['GAN', 'VAE'] and res['generator'] in ('GAN', 'VAE')
     assert res['data'] == dict(name='my-images', n=36, shape=[3, 16, 16], classes=['c0', 'c1', 'c2'])
     assert [x['run'] for x in res['runs']] == ['DiffGAN (GAN)', 'random (GAN)', 'DiffGAN (VAE)', 'random (VAE)']
     assert all(300 <= x['evaluations'] < 350 and x['triggering'] > 0 for x in res['runs'])   # ci: 300 evaluations, batches of 50
@@ -151,7 +151,7 @@ def wrong(tmp_path):
     (['--images', 'imgs', '--model-a', 'a.pt', '--model-b', 'broken.pt'], 'model B: .*broken.pt could not be loaded as a TorchScript'),
     (['--images', 'imgs', '--model-a', 'missing.pt', '--model-b', 'a.pt'], 'model A: no file'),
     (['--images', 'imgs', '--model-a', 'nosuchmodule:model', '--model-b', 'a.pt'], "model A: importing 'nosuchmodule' failed"),
-    (['--images', 'imgs', '--model-a', 'a.pt', '--model-b', 'a.pt', '--generator', 'diffusion'], 'accepted are gan, vae'),
+    (['--images', 'imgs', '--model-a', 'a.pt', '--model-b', 'a.pt', '--generator', 'diffusion'], "generators='diffusion' is not a generator kind accepted here; accepted: GAN, VAE"),
 ])
 def test_wrong_inputs_stop_before_any_training(wrong, args, msg):
     import re
@@ -167,7 +167,7 @@ def test_a_module_callable_is_a_model(wrong):
                                      "def build(): return scores\n")
     from latentnb.tools.cli import check_byo_inputs
     data, a, b, kinds = check_byo_inputs('imgs', 'mymodels:scores', 'mymodels.py:build', profile='ci', generators='vae', cwd=wrong)
-    assert (data.n_classes, kinds) == (3, ('vae',)) and a(np.zeros((2, 3, 16, 16), np.float32)).shape == (2, 3)
+    assert (data.n_classes, kinds) == (3, ('VAE',)) and a(np.zeros((2, 3, 16, 16), np.float32)).shape == (2, 3)
     with pytest.raises(ValueError, match='too few to train the VAE'):
         shutil.rmtree(wrong/'imgs'); pngs(wrong/'imgs', n=4)
         check_byo_inputs('imgs', 'mymodels:scores', 'a.pt', profile='ci', generators='vae', cwd=wrong)

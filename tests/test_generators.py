@@ -1,7 +1,7 @@
 "Plain behaviour of latentnb.generators: each adapter decodes what its model decodes, as_generator dispatch, clear errors."
 import pytest, torch, torch.nn as nn
-from latentnb.generators import (LatentGenerator, as_generator, gan_generator, cgan_generator, ddim_generator,
-                                 vae_generator, vqvae_generator)
+from latentnb.generators import (GENERATOR_KINDS, LatentGenerator, as_generator, gan_generator, cgan_generator, ddim_generator,
+                                 generator_kind, vae_generator, vqvae_generator)
 from latentnb.generators.gan import Generator
 from latentnb.generators.conditional import CondGenerator, CGAN, build_unet
 from latentnb.generators.vae import MLPVAE, ConvVAE
@@ -25,7 +25,7 @@ def test_adapters_decode_what_the_models_decode():
     assert not q.can_sample and torch.equal(q.decode(q.encode(x)), M(x)) and q.latent_shape == (4, 7, 7)
 
 def test_ddim_is_deterministic_and_conditional():
-    d = as_generator(build_unet((8, 16, 16)), 'ddpm', ddim_steps=2)
+    d = as_generator(build_unet((8, 16, 16)), 'DDIM', ddim_steps=2)
     z, y = d.candidates(torch.arange(2), torch.Generator().manual_seed(0)), torch.arange(2)
     assert d.latent_shape == (1, 28, 28) and d.info == {'ddim_steps': 2} and z.abs().max() <= 3
     assert torch.equal(d.decode(z, y), d.decode(z, y))
@@ -42,7 +42,17 @@ def test_clear_errors():
 
 def test_seed_images_are_encoded_per_label_and_clamped():
     x, y = torch.rand(20, 1, 28, 28), torch.arange(20) % 10
-    v = vae_generator(MLPVAE(8, 32), 'vae', (-0.1, 0.1), seed_images=(x, y))
+    v = vae_generator(MLPVAE(8, 32), 'VAE', (-0.1, 0.1), seed_images=(x, y))
     z = v.candidates(torch.tensor([1, 2]), torch.Generator().manual_seed(0))
     assert z.shape == (2, 8) and z.abs().max() <= 0.1
     with pytest.raises(ValueError, match='no seed image of label 11'): v.candidates(torch.tensor([11]), torch.Generator())
+
+
+def test_one_name_per_generator_kind():
+    "The kinds are spelled once (GENERATOR_KINDS); a user's kind in any case comes back in that spelling, anything else is refused by name"
+    assert GENERATOR_KINDS == ('GAN', 'VAE', 'VQ-VAE', 'cGAN', 'DDIM')
+    assert [generator_kind(k.lower()) for k in GENERATOR_KINDS] == list(GENERATOR_KINDS)
+    assert generator_kind('cgan', ('VAE', 'cGAN', 'DDIM'), 'generator') == 'cGAN'
+    with pytest.raises(ValueError, match=r"generator='ddpm' is not a generator kind accepted here; accepted: VAE, cGAN, DDIM \(any case\)$"):
+        generator_kind('ddpm', ('VAE', 'cGAN', 'DDIM'), 'generator')
+    with pytest.raises(ValueError, match='are not spelled as latentnb.generators.GENERATOR_KINDS'): generator_kind('gan', ('gan',))

@@ -36,7 +36,7 @@ def test_low_step_exhausts_budget():
     assert table3([row])['% misclassification (#)'][0] == '0.0 (0)'
 
 def test_cgan_generator_shapes():
-    gen = cgan_generator(CondGenerator(ngf=8), 'cgan')
+    gen = cgan_generator(CondGenerator(ngf=8), 'cGAN')
     z = gen.candidates(torch.arange(3), torch.Generator().manual_seed(0))
     x = gen.decode(z, torch.arange(3))
     assert x.shape == (3, 1, 28, 28) and 0 <= x.min() and x.max() <= 1
@@ -64,7 +64,7 @@ def test_guided_unet_combines_conditional_and_unconditional_noise():
         assert torch.allclose(m(x, t, class_labels=y).sample, ec, atol=1e-5)
         m.guidance = 3.0
         assert torch.allclose(m(x, t, class_labels=y).sample, eu + 3*(ec - eu), atol=1e-4)
-    g = ddim_generator(m, 2, name='ddpm')
+    g = ddim_generator(m, 2, name='DDIM')
     assert g.conditional and g.n_classes == 10 and g.latent_shape == (1, 28, 28)
 
 def test_export_zip_holds_every_viable_seed(tmp_path):
@@ -199,7 +199,7 @@ def test_datasets_of_a_supported_shape_are_accepted_and_specs_stay_for_mnist():
 
 def test_search_without_viable_seeds_keeps_the_image_shape():
     "No seed viable: the empty image tensors still have the generator's (C, H, W)"
-    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cgan')
+    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cGAN')
     never = lambda x: F.one_hot(torch.full((len(x),), 9), 10).float()       # always answers 9; seeds of label 0 are never viable
     vs = viable_seeds(gen, never, 3)
     assert len(vs['y']) == 0
@@ -210,7 +210,7 @@ def test_colour_images_export_as_rgb(tmp_path):
     import io, zipfile
     from PIL import Image
     from latentnb.giftbench import export_zip
-    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cgan')
+    gen = cgan_generator(CGAN(width=8, img_shape=(3, 32, 32)), 'cGAN')
     yes = lambda x: F.one_hot(torch.zeros(len(x), dtype=torch.long), 10).float()   # labels 0 are always right
     vs = viable_seeds(gen, yes, 1)
     r = giftbench_search(gen, yes, vs['z'], vs['y'], pop=4, generations=1, progress=False)

@@ -95,5 +95,7 @@ def test_the_ci_jobs_have_their_own_folders_and_keys(tmp_path):
     assert len(jobs) == 2*len(B.table3_datasets)*3
     assert len({j.out_dir for j in jobs}) == len(jobs) and len({j.key for j in jobs}) == len(jobs)
     assert all(j.out_dir.parent == tmp_path and j.fn is table3_cell for j in jobs)
-    assert [j.kwargs['population'] for j in jobs if j.kwargs['kind'] == 'ddpm'] == [int(B.ddim_population)]*2*len(B.table3_datasets)
+    assert [j.kwargs['population'] for j in jobs if j.kwargs['kind'] == 'DDIM'] == [int(B.ddim_population)]*2*len(B.table3_datasets)
     assert gb.table3_jobs('ci', tmp_path)[0].key == jobs[0].key   # the same code and weights: the same key
+    assert [j.kwargs['kind'] for j in jobs[:3]] == list(gb.GENERATORS) == ['VAE', 'cGAN', 'DDIM']   # the core's kinds
+    assert gb.table3_budget(B, 'ddim') == gb.table3_budget(B, 'DDIM') != gb.table3_budget(B, 'VAE')   # any case

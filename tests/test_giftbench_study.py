@@ -73,7 +73,7 @@ def test_vendored_files():
 
 def _fake(iters, budget=250):
     S = len(iters); it = torch.tensor(iters)
-    return GiftResult('vae', 0.1, torch.zeros(S, dtype=torch.long), torch.zeros(S, 2), torch.zeros(S, 1, 28, 28), it < budget, it,
+    return GiftResult('VAE', 0.1, torch.zeros(S, dtype=torch.long), torch.zeros(S, 2), torch.zeros(S, 1, 28, 28), it < budget, it,
                       torch.zeros(S, 2), torch.zeros(S, 1, 28, 28), torch.zeros(S, dtype=torch.long), torch.zeros(S, 1))
 
 

@@ -118,7 +118,7 @@ def test_parts_version_changes_only_with_the_code_a_run_uses(tmp_path, monkeypat
     before = {n: parts_version(c, S.run_search) for n, c in S.STRATEGIES.items()}
     assert len(set(before.values())) == len(before)
     parts = code_parts(S.NSGA2Search, S.run_search)
-    assert 'latentnb.search.NSGA2Search.tell' in parts and 'latentnb.search.fitness.diversity' in parts
+    assert 'latentnb.search.nsga2.NSGA2Search.tell' in parts and 'latentnb.search.fitness.diversity' in parts
     assert not any(k.startswith('latentnb.search.Gift') for k in parts)
     pkg = tmp_path/'toystrats'; pkg.mkdir(); (pkg/'__init__.py').write_text('')
     src = ("STEPS = {'a': 1, 'b': 2}\n_CACHE = {}\ndef _a(): return STEPS['a']\ndef _b(): return STEPS['b']\n"

@@ -115,7 +115,7 @@ def test_build_study_attention_checks_use_the_datasets_classes():
     vae, clf = MLPVAE(4, 16, img_shape=(1, 8, 8)).eval(), nn.Sequential(nn.Flatten(), nn.Linear(64, 26)).eval()
     x = torch.rand(120, 1, 8, 8)
     with torch.no_grad(): y = clf(x).argmax(1)                    # labels the model gets right: every image can be a seed
-    st = build_study(vae, clf, x, y, n_seeds=2, n_checks=20, pop=8, gens=4, cw_steps=2, n_classes=26, seed=0)
+    st = build_study(vae, clf, x, y, n_seeds=2, n_checks=20, pop=8, generations=4, cw_steps=2, n_classes=26, seed=0)
     real = st.items[st.items['method'] == 'real']
     assert len(real) == 20 and (real['target'] != real['source']).all() and real['target'].between(0, 25).all()
     assert real['target'].max() >= 10                              # not confined to the ten digits

@@ -135,3 +135,143 @@ def test_colour_judges(ci):
     assert j.predict_proba(x).shape == (5, 10) and j.valid(x).shape == (5,)
     t = judge_controls(j, reference=False)
     assert len(t) == len(j.members) + 2 and ((t[list(CONTROL_KINDS)] >= 0) & (t[list(CONTROL_KINDS)] <= 1)).all().all()
+
+
+# --- checked against people (GIFTbench's MNIST MTurk study) ---
+import dataclasses as _dc
+import shutil
+
+import pandas as pd
+from sklearn.metrics import cohen_kappa_score
+
+from latentnb.data import ChecksumError
+from latentnb.judges import (STUDY_CSV, STUDY_DIR, STUDY_FILES, STUDY_IMAGES, PEOPLE_STAGES, agreement_table, human_labels,
+                             human_study_images, kappa_grid, people_check, people_split, rater_agreement, study_file)
+
+
+@pytest.fixture(scope='module')
+def study(ci):
+    x, meta = human_study_images(ci)
+    return x, meta, human_labels(meta, cfg=ci)
+
+
+def _copy_study(ci, root):
+    "The vendored study files under a fresh project root (`root/data/studies/giftbench/`)"
+    for name in STUDY_FILES:
+        dst = root/'data'/STUDY_DIR/name; dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(study_file(name, ci), dst)
+    return _dc.replace(ci, root=root)
+
+
+def test_study_pins_match_the_giftbench_reader():
+    from latentnb.giftbench import MTURK_FILES
+    assert STUDY_FILES[STUDY_CSV] == MTURK_FILES[STUDY_CSV]
+
+
+def test_study_loader_checks_sha256(ci, tmp_path):
+    cfg = _copy_study(ci, tmp_path)
+    x, meta = human_study_images(cfg)
+    assert x.shape == (162, 1, 28, 28) and x.dtype == torch.float32 and len(meta) == 162 and meta.id.is_unique
+    p = tmp_path/'data'/STUDY_DIR/STUDY_IMAGES
+    b = bytearray(p.read_bytes()); b[-1] ^= 1; p.write_bytes(bytes(b))
+    with pytest.raises(ChecksumError, match='does not match the pinned'): human_study_images(cfg)
+
+
+def test_study_loader_says_how_to_get_a_missing_file(ci, tmp_path):
+    cfg = _copy_study(ci, tmp_path)
+    (tmp_path/'data'/STUDY_DIR/STUDY_IMAGES).unlink()
+    with pytest.raises(FileNotFoundError) as e: human_study_images(cfg)
+    msg = str(e.value)
+    assert 'mnist_study_images_even_ids.npz is missing' in msg and STUDY_FILES[STUDY_IMAGES] in msg
+    assert '../shared/studies/giftbench/' in msg and 'github.com/deeptestai/genai_tigs' in msg
+    with pytest.raises(KeyError, match='no vendored study file'): study_file('human_study_SVHN.csv', cfg)
+
+
+def test_join_by_id(study, ci):
+    from latentnb.giftbench import mturk_file, read_mturk
+    x, meta, L = study
+    assert L.id.tolist() == meta.id.tolist() and len(L) == len(x)
+    assert (L.human.isna() == ~L.agreed).all() and (L.human[L.agreed] == L.valid_1[L.agreed]).all()
+    assert 0 < (~L.agreed).sum() < L.agreed.sum()
+    m = read_mturk(mturk_file('MNIST', ci)).assign(id=lambda d: d.id.astype(int)).set_index('id').loc[L.id]   # Table III's reader
+    assert (m.invalid_1.to_numpy() == ~L.valid_1.to_numpy()).all() and (m.invalid_2.to_numpy() == ~L.valid_2.to_numpy()).all()
+
+
+def test_join_refuses_a_wrong_match(study, ci, tmp_path):
+    _, meta, _ = study
+    with pytest.raises(ValueError, match='differ from their CSV row'): human_labels(meta.assign(step='low'), cfg=ci)
+    with pytest.raises(KeyError, match='have no row'): human_labels(meta.assign(id=meta.id + 10**6), cfg=ci)
+    d = pd.read_csv(study_file(STUDY_CSV, ci), dtype=str, keep_default_na=False)
+    i = d.index[(d['Valid Human 1'] == '0') & (d['Valid Human 2'] == '0') & d.ID.astype(int).isin(meta.id)][0]
+    d.loc[i, 'Validity?'] = 'no'                                            # the released summary contradicts both raters
+    d.to_csv(tmp_path/'bad.csv', index=False)
+    with pytest.raises(ValueError, match='contradicts both raters'): human_labels(meta, tmp_path/'bad.csv')
+    d.loc[i, 'Valid Human 1'] = '2'
+    d.to_csv(tmp_path/'bad.csv', index=False)
+    with pytest.raises(ValueError, match='not all 0/1'): human_labels(meta, tmp_path/'bad.csv')
+
+
+def test_rater_agreement_is_sklearns(ci):
+    t = rater_agreement(cfg=ci); tot = t.iloc[-1]
+    d = pd.read_csv(study_file(STUDY_CSV, ci))
+    v1, v2 = d['Valid Human 1'] == 0, d['Valid Human 2'] == 0
+    assert (tot.tool, tot.step, tot.n) == ('all', 'all', len(d))
+    assert np.isclose(tot.kappa, cohen_kappa_score(v1, v2)) and np.isclose(tot.agreement, (v1 == v2).mean())
+    assert t[t.step != 'all'].n.sum() == len(d)
+
+
+def test_agreement_table():
+    d = pd.DataFrame(dict(tool=['vae']*4 + ['sd']*4, step=['low', 'high']*4, a=[1, 1, 0, 0, 1, 0, 1, 0], b=[1, 0, 0, 0, 1, 0, 1, 1]))
+    t = agreement_table(d.astype({'a': bool, 'b': bool}), 'a', 'b')
+    assert t[['tool', 'step']].values.tolist()[-3:] == [['sd', 'high'], ['sd', 'all'], ['all', 'all']]
+    tot = t.iloc[-1]
+    assert tot.n == 8 and tot.agreement == 0.75 and np.isclose(tot.kappa, cohen_kappa_score(d.a, d.b)) and tot.accept_a == 0.5
+
+
+@pytest.mark.parametrize('frac', [0.3, 0.5, 0.7])
+def test_people_split_never_overlaps(study, frac):
+    L = study[2]; gt = L[L.agreed].reset_index(drop=True)
+    seen = set()
+    for seed in range(20):
+        cal, held = people_split(gt, frac, seed)
+        assert not set(cal) & set(held) and len(cal) + len(held) == len(gt) and set(cal) | set(held) == set(range(len(gt)))
+        part = gt.assign(c=np.isin(np.arange(len(gt)), cal)).groupby(['tool', 'human']).c.agg(['sum', 'size'])
+        assert ((part['sum'] - frac*part['size']).abs() <= 0.5 + 1e-9).all()          # stratified by tool and human label
+        seen.add(tuple(cal))
+    assert len(seen) == 20 and np.array_equal(people_split(gt, frac, 3)[0], people_split(gt, frac, 3)[0])
+
+
+def test_kappa_grid_is_sklearns():
+    g = np.random.default_rng(1)
+    P, h = g.random((3, 4, 30)) < 0.5, g.random(30) < 0.7
+    k, po = kappa_grid(P, h)
+    assert np.allclose(k, [[cohen_kappa_score(h, p) for p in r] for r in P]) and np.allclose(po, (P == h).mean(-1))
+    assert kappa_grid(np.ones((1, 5), bool), np.ones(5, bool))[0][0] == 0      # undefined (one label only): 0
+
+
+def test_calibrate_to_people_is_an_option(judges):
+    x = torch.rand(40, 1, 28, 28); s = judges.scores(x)
+    h = s.mahalanobis.to_numpy() < np.median(s.mahalanobis)                  # people who follow the distance
+    before = dict(judges.calibration)
+    c = judges.calibrate_to_people(s, h)
+    assert judges.calibration == before and 'rule' not in before                  # the default rule is untouched
+    assert c['rule'] == 'people' and c['n_people'] == 40 and set(PEOPLE_STAGES) <= set(c)
+    assert c['kappa_fit'] >= kappa_grid(judges.apply_rule(s).valid.to_numpy()[None], h)[0][0] - 1e-12
+    assert c['kappa_fit'] == 1.0                                                   # the distance stage alone separates them
+    assert (judges.valid(x, calibration=c) == judges.apply_rule(s, c).valid.to_numpy()).all()
+    assert (judges.valid(x) == judges.apply_rule(s).valid.to_numpy()).all()
+    only = judges.calibrate_to_people(s, h, stages=('top_p',))
+    assert only['agreement'] == before['agreement'] and only['mahalanobis'] == before['mahalanobis']
+
+
+def test_people_check_scores_only_held_out_images(judges, study, monkeypatch):
+    x, _, L = study
+    fit, scored = [], []
+    cal_fn, rule_fn = judges.calibrate_to_people, judges.apply_rule
+    monkeypatch.setattr(judges, 'calibrate_to_people', lambda s, h, st: fit.append(set(s.index)) or cal_fn(s, h, st))
+    monkeypatch.setattr(judges, 'apply_rule', lambda s, c=None: (scored.append(set(s.index)) if c is not None else None) or rule_fn(s, c))
+    r = people_check(judges, x, L, n_splits=5)
+    assert len(fit) == len(scored) == 5 and all(not (f & t) for f, t in zip(fit, scored))
+    assert all(len(f | t) == int(L.agreed.sum()) for f, t in zip(fit, scored))
+    assert set(r['held_out'].rule) == {'default', 'people'} and len(r['thresholds']) == 5
+    assert (r['thresholds'].n_held_out == [len(t) for t in scored]).all()

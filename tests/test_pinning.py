@@ -95,8 +95,8 @@ CI_RUNS = {  # name: (strategy, objective, strategy parameters, evaluations)
     'random': ('random', 'differential', dict(batch=50), 200),
     'nsga2-divergence': ('nsga2', 'differential', dict(fitness=('divergence',), pop_size=20), 200),
     'nsga2': ('nsga2', 'differential', dict(pop_size=20, policy=ReclusterPolicy(max_share=None)), 400),
-    'sinvad_ga': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, gens=4), 150),
-    'sinvad_ga-latentnb': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, gens=4, variant='latentnb'), 150),
+    'sinvad_ga': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, generations=4), 150),
+    'sinvad_ga-latentnb': ('sinvad_ga', 'misclassification', dict(n_seeds=3, pop=10, generations=4, variant='latentnb'), 150),
     'hill_climb': ('hill_climb', 'misclassification', dict(n_seeds=4, iters=3), 60),
     'hill_climb-latentnb': ('hill_climb', 'misclassification', dict(n_seeds=4, iters=3, coords=3, variant='latentnb'), 120),
     'gift_ga': ('gift_ga', 'misclassification', dict(n_seeds=3, pop=10, generations=4), 150),
@@ -125,7 +125,7 @@ def test_ci_sinvad_ga_search(demo):
     gen, a, b, x, y = demo
     space = search_space(gen, box=None)
     for variant in ('sinvad', 'latentnb'):
-        r = ga_search(space, a, x[:4], pop=10, gens=5, variant=variant, seed=1)
+        r = ga_search(space, a, x[:4], pop=10, generations=5, variant=variant, seed=1)
         check(f'ci/sinvad.ga_search-{variant}', fingerprint(v=r.v, x=r.x, found=r.found, distance=r.distance,
                                                             label=r.label, probs=r.probs, history=np.array(r.history)))
 
@@ -188,7 +188,7 @@ def quick():
 QUICK_RUNS = {  # name: (generator, strategy, objective, strategy parameters, evaluations)
     'gan/random': ('gan', 'random', 'differential', dict(batch=100), 300),
     'gan/nsga2': ('gan', 'nsga2', 'differential', dict(pop_size=50, policy=ReclusterPolicy(max_share=None)), 600),
-    'vae/sinvad_ga': ('vae', 'sinvad_ga', 'misclassification', dict(n_seeds=4, pop=20, gens=3), 240),
+    'vae/sinvad_ga': ('vae', 'sinvad_ga', 'misclassification', dict(n_seeds=4, pop=20, generations=3), 240),
     'vae/hill_climb': ('vae', 'hill_climb', 'misclassification', dict(n_seeds=8, iters=10), 400),
     'vae/interpolation': ('vae', 'interpolation', 'differential', dict(n_seeds=4, n_partners=1, lams=(0.4,)), 72),
     'cgan/gift_ga': ('cgan', 'gift_ga', 'misclassification', dict(n_seeds=4, pop=10, generations=20, step=1.0), 600),

@@ -66,7 +66,7 @@ SIZES = [  # (strategy, parameter, a bad value, the error's words)
     ('nsga2', 'restart_gens', -1, 'restart_gens must be an integer >= 0'),
     ('sinvad_ga', 'n_seeds', 0, 'n_seeds must be an integer >= 1'),
     ('sinvad_ga', 'pop', 1, 'pop must be an integer >= 2'),
-    ('sinvad_ga', 'gens', 0, 'gens must be an integer >= 1'),
+    ('sinvad_ga', 'generations', 0, 'generations must be an integer >= 1'),
     ('hill_climb', 'iters', 0, 'iters must be an integer >= 1'),
     ('hill_climb', 'coords', 0, 'coords must be an integer >= 1'),
     ('gift_ga', 'pop', 1, 'pop must be an integer >= 2'),
@@ -96,5 +96,5 @@ def test_paper_loops_check_their_sizes(demo):
     gen, a, b, x, y = demo
     space = search_space(gen, box=None)
     with pytest.raises(ValueError, match='pop must be an integer >= 2'): ga_search(space, a, x[:2], pop=1)
-    with pytest.raises(ValueError, match='gens must be an integer >= 1'): ga_search(space, a, x[:2], gens=0)
+    with pytest.raises(ValueError, match='generations must be an integer >= 1'): ga_search(space, a, x[:2], generations=0)
     with pytest.raises(ValueError, match='iters must be an integer >= 1'): hill_climb(space, lambda im, i: im.mean((1, 2, 3)), x[:2], iters=0)

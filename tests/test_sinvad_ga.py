@@ -68,14 +68,14 @@ def test_stop_rule(toy):
     space, _, x = toy
     const = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval()                       # always class 0: nothing ever crosses
     with torch.no_grad(): const[1].weight.zero_(); const[1].bias.copy_(torch.tensor([5., 0., 0.]))
-    r = ga_search(space, const, x, pop=12, gens=500)
+    r = ga_search(space, const, x, pop=12, generations=500)
     assert not r.found.any()
     assert len(r.history) == 13                                                       # 0.1·0.7^13 < 1e-3: 13 generations, then stop
 
 
 def test_paper_ga_finds_on_toy(toy):
     space, clf, x = toy
-    r = ga_search(space, clf, x, pop=20, gens=40, sigma_init=0.5)
+    r = ga_search(space, clf, x, pop=20, generations=40, sigma_init=0.5)
     assert r.found.any() and (r.label[r.found] != r.seed_label[r.found]).all()
     assert torch.isfinite(r.distance[r.found]).all()
 
@@ -86,11 +86,11 @@ def test_latentnb_variant_unchanged(toy):
     mask = torch.tensor([1., 1, 1, 1, 1, 1, 0])
     assert torch.equal(sinvad_offspring(P, v0, sig, 6, g1, 0.05, mask, 'latentnb'), old_offspring(P, v0, sig, 6, g2, 0.05, mask))
     space, clf, x = toy
-    r = ga_search(space, clf, x, pop=10, gens=6, seed=4, variant='latentnb')
-    o = old_ga_latentnb(space, clf, x, pop=10, gens=6, seed=4)   # the loop before the move (its operators: checked above)
+    r = ga_search(space, clf, x, pop=10, generations=6, seed=4, variant='latentnb')
+    o = old_ga_latentnb(space, clf, x, pop=10, generations=6, seed=4)   # the loop before the move (its operators: checked above)
     assert torch.equal(r.v, o.v) and torch.equal(r.distance, o.distance)
     s = SinvadGA(variant='latentnb')
-    assert (s.pop, s.gens, s.elite, s.sigma, s.p_reset) == (20, 30, 4, 0.5, 0.05)
+    assert (s.pop, s.generations, s.elite, s.sigma, s.p_reset) == (20, 30, 4, 0.5, 0.05)
 
 
 def test_hill_climb_paper_moves_one_element(toy):
@@ -169,7 +169,7 @@ def test_ga_and_hill_climb_on_colour_images():
     clf = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
     x = torch.rand(4, *shape)
     for space in (latent_space(MLPVAE(8, 32, img_shape=shape)), latent_space(ConvVAE(4, 8, img_shape=shape)), pixel_space(shape)):
-        r = ga_search(space, clf, x, pop=8, gens=3, sigma_init=0.5)
+        r = ga_search(space, clf, x, pop=8, generations=3, sigma_init=0.5)
         assert r.x.shape == x.shape and r.v.shape == (4, space.d) and 0 <= r.x.min() and r.x.max() <= 1
         assert (r.label[r.found] != r.seed_label[r.found]).all() and r.probs.shape == (4, 3)
         obj = lambda im, i: predict_proba(clf, im)[torch.arange(len(im)), 0]
@@ -197,7 +197,7 @@ def old_result(space, clf, best_v, best_f, label, hist):
     return SinvadResult(best_v, x_best, torch.isfinite(best_f), best_f, pb.argmax(1), label, pb, hist)
 
 @torch.no_grad()
-def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, gens=500, parents=None, p_reset=0.5, sigma_init=0.7, min_step=1e-3, seed=0):
+def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, generations=500, parents=None, p_reset=0.5, sigma_init=0.7, min_step=1e-3, seed=0):
     "The 'sinvad' loop of ga_search before run_search (σ 0.1); also counts the generations after which only some seeds stopped"
     parents = sinvad_parents(pop) if parents is None else parents
     g = torch.Generator().manual_seed(seed)
@@ -209,7 +209,7 @@ def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, gens=500, parents=Non
     best_key = torch.full((S,), float('inf'), dtype=torch.float64)
     best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
     active, hist, partial = torch.ones(S, dtype=torch.bool), [], 0
-    for gen in range(gens):
+    for gen in range(generations):
         i = active.nonzero().flatten(); n = len(i)
         probs = predict_proba(clf, space.decode(P[i].reshape(-1, d))).view(n, pop, -1)
         fit, guide = sinvad_fitness(P[i], v0[i, None], probs, label[i].view(n, 1), None if tgt is None else tgt[i], ord=1)
@@ -218,7 +218,7 @@ def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, gens=500, parents=Non
         s = sinvad_sigma(sig[i].view(n), fit[:, 0], prev[i])
         prev[i] = fit[:, 0]; sig[i] = s.view(n, 1, 1)
         P[i] = Pi; active[i] = s >= min_step
-        if gen == gens - 1 or not active.any(): break
+        if gen == generations - 1 or not active.any(): break
         partial += bool((~active[i]).any())
         i = active.nonzero().flatten()
         child = sinvad_offspring(P[i], v0[i], sig[i], pop - parents, g, p_reset, variant='sinvad', parents=parents)
@@ -226,7 +226,7 @@ def old_ga_sinvad(space, clf, x_seed, target=None, pop=50, gens=500, parents=Non
     return old_result(space, clf, best_v, best_f, label, hist), partial
 
 @torch.no_grad()
-def old_ga_latentnb(space, clf, x_seed, target=None, pop=20, gens=30, elite=4, sigma=0.5, grow=1.25, shrink=0.9, p_reset=0.05, seed=0):
+def old_ga_latentnb(space, clf, x_seed, target=None, pop=20, generations=30, elite=4, sigma=0.5, grow=1.25, shrink=0.9, p_reset=0.05, seed=0):
     g = torch.Generator().manual_seed(seed)
     v0 = space.encode(x_seed).float(); S, d = v0.shape
     label = predict(clf, x_seed)
@@ -237,13 +237,13 @@ def old_ga_latentnb(space, clf, x_seed, target=None, pop=20, gens=30, elite=4, s
     best_key = torch.full((S,), float('inf'), dtype=torch.float64)
     best_v = v0.clone(); best_f = torch.full((S,), float('inf'))
     hist, every = [], torch.arange(S)
-    for gen in range(gens):
+    for gen in range(generations):
         probs = predict_proba(clf, space.decode(P.reshape(-1, d))).view(S, pop, -1)
         fit, guide = sinvad_fitness(P, v0[:, None], probs, lab, tgt, ord=2)
         P, fit = old_rank_and_track(P, fit, guide, every, best_key, best_f, best_v)
         found = torch.isfinite(best_f); hist.append(found.float().mean().item())
         sig = (sig*torch.where(found, shrink, grow).view(S, 1, 1)).clamp(sigma/20, sigma*20)
-        if gen == gens - 1: break
+        if gen == generations - 1: break
         child = sinvad_offspring(P, v0, sig, pop - elite, g, p_reset, variant='latentnb')
         P = torch.cat([P[:, :elite], space.clamp(child)], 1)
     return old_result(space, clf, best_v, best_f, label, hist)
@@ -301,8 +301,8 @@ def spaces():
 
 
 @pytest.mark.parametrize('where', ['pixels', 'latent'])
-@pytest.mark.parametrize('kw', [dict(pop=12, gens=60, sigma_init=0.5), dict(pop=10, gens=40, elite=3, p_reset=0.3, seed=2),
-                                dict(pop=8, gens=500, sigma_init=1.0, seed=5), dict(pop=8, gens=500, sigma_init=0.2, min_step=0.02, seed=5)],
+@pytest.mark.parametrize('kw', [dict(pop=12, generations=60, sigma_init=0.5), dict(pop=10, generations=40, elite=3, p_reset=0.3, seed=2),
+                                dict(pop=8, generations=500, sigma_init=1.0, seed=5), dict(pop=8, generations=500, sigma_init=0.2, min_step=0.02, seed=5)],
                          ids=['paper', 'elite', 'stops', 'min_step'])
 @pytest.mark.parametrize('targeted', [False, True], ids=['eq1', 'eq4'])
 def test_ga_search_sinvad_is_the_old_loop(spaces, where, kw, targeted):
@@ -312,7 +312,7 @@ def test_ga_search_sinvad_is_the_old_loop(spaces, where, kw, targeted):
     o, partial = old_ga_sinvad(space, clf, x, target=tgt, parents=kw.get('elite'),
                                **{k: v for k, v in kw.items() if k != 'elite'})
     same(r, o)
-    if kw['gens'] == 500: assert partial and len(r.history) < 500 and r.found.any()   # seeds stopped at different generations
+    if kw['generations'] == 500: assert partial and len(r.history) < 500 and r.found.any()   # seeds stopped at different generations
 
 
 @pytest.mark.parametrize('where', ['pixels', 'latent'])
@@ -320,7 +320,7 @@ def test_ga_search_sinvad_is_the_old_loop(spaces, where, kw, targeted):
 def test_ga_search_latentnb_is_the_old_loop(spaces, where, targeted):
     space, clf, x = spaces[where]
     tgt = (predict(clf, x) + 2) % 3 if targeted else None
-    for kw in (dict(pop=10, gens=8, seed=3), dict(pop=6, gens=5, elite=2, sigma=0.2, grow=1.5, shrink=0.5, p_reset=0.2)):
+    for kw in (dict(pop=10, generations=8, seed=3), dict(pop=6, generations=5, elite=2, sigma=0.2, grow=1.5, shrink=0.5, p_reset=0.2)):
         same(ga_search(space, clf, x, target=tgt, variant='latentnb', **kw), old_ga_latentnb(space, clf, x, target=tgt, **kw))
 
 
@@ -341,13 +341,13 @@ def test_hill_climb_is_the_old_loop(spaces, where, kw):
 
 def test_the_entry_points_run_on_run_search(toy, monkeypatch):
     "ga_search and hill_climb are run_search with SinvadGA / HillClimb given the seeds: no budget, the decoded floats, the details"
-    import latentnb.search as ls   # the entry points call `run_to_end`, which calls the one loop
+    import latentnb.search.loop as ls   # the entry points call `run_to_end`, which calls the one loop (both in latentnb.search.loop)
     space, clf, x = toy
     calls, run = [], ls.run_search
     def spy(strategy, *a, **kw):
         res = run(strategy, *a, **kw); calls.append((strategy, kw, res)); return res
     monkeypatch.setattr(ls, 'run_search', spy)
-    r = ga_search(space, clf, x, pop=6, gens=3)
+    r = ga_search(space, clf, x, pop=6, generations=3)
     (s, kw, res), = calls
     assert isinstance(s, SinvadGA) and s.ends and s.done() and res.details is r and res.n_gen == len(r.history)
     assert kw['budget_s'] is None and kw['quantise'] is False and not res.interrupted
@@ -356,6 +356,15 @@ def test_the_entry_points_run_on_run_search(toy, monkeypatch):
     s, kw, res = calls[-1]
     assert isinstance(s, HillClimb) and s.ends and res.n_gen == 4 and res.n_evals == 4*len(x) and len(res.archive) == 0
     assert torch.equal(res.details[2], h)
+
+
+def test_the_budget_is_called_generations(toy):
+    "SINVAD's budget is `generations`, as GIFTbench's: one name, the old `gens` is refused"
+    space, clf, x = toy
+    assert SinvadGA(generations=7).generations == 7
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gens'"): ga_search(space, clf, x, pop=6, gens=3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gens'"): SinvadGA(gens=7)
+    with pytest.raises(ValueError, match='generations must be an integer >= 1'): SinvadGA(generations=0)
 
 
 def test_given_seeds_are_checked():
@@ -371,7 +380,7 @@ def test_sinvad_sigma_resets_to_the_given_sigma(toy):
     "ga_search's docment: `sigma` is the mutation σ and its reset value (the old loop reset to 0.1 whatever `sigma` was)"
     from latentnb.search import Objective, run_search
     space, clf, x = toy
-    s = SinvadGA(pop=20, gens=12, sigma=0.3, sigma_init=0.5, seeds=space.encode(x).float(), labels=predict(clf, x))
+    s = SinvadGA(pop=20, generations=12, sigma=0.3, sigma_init=0.5, seeds=space.encode(x).float(), labels=predict(clf, x))
     res = run_search(s, space, Objective('misclassification', lambda im: predict_proba(clf, im)), budget_s=None, progress=False)
     assert res.details.found.any()                                                    # some σ was reset
     powers = torch.tensor([0.3*0.7**k for k in range(13)])

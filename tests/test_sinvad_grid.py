@@ -12,7 +12,7 @@ from latentnb.data import load_dataset
 from latentnb.grid import is_done, run_grid
 from latentnb.sinvad import (RESULT_FIELDS, boundary_jobs, detection_attempts, detection_classifiers, detection_jobs, escape_search,
                              ga_search, latent_space, load_result, mix_name, mix_spec, mixed_directions, model_under_test, pixel_space,
-                             save_result, stall_gens)
+                             save_result, stall_generations)
 from latentnb.checkpoints import checkpoint_entry, spec_diff
 from latentnb.generators.vae import load_vae
 
@@ -25,7 +25,7 @@ def same_result(r, o):
 def test_result_saves_and_loads_back_equal(tmp_path):
     torch.manual_seed(0)
     clf, x = nn.Sequential(nn.Flatten(), nn.Linear(4, 3)).eval(), torch.rand(5, 1, 2, 2)
-    r = ga_search(pixel_space((1, 2, 2)), clf, x, pop=6, gens=3)
+    r = ga_search(pixel_space((1, 2, 2)), clf, x, pop=6, generations=3)
     save_result(r, tmp_path, seeds=torch.arange(5), p=predict_proba(clf, x))
     r2, extra = load_result(tmp_path)
     same_result(r2, r)
@@ -74,7 +74,7 @@ def test_boundary_grid_reopens_and_matches_the_direct_search(tmp_path):
     xt, yt = load_dataset(ds, 'test', n=B.n_test)
     r, t = load_result(job.out_dir)
     assert torch.equal(t['p_test'], predict_proba(clf, xt)) and res['acc'] == float((t['p_test'].argmax(1) == yt).float().mean())
-    same_result(r, ga_search(latent_space(vae), clf, xt[t['seeds']], pop=B.population, gens=B.gens, seed=cfg.seed))
+    same_result(r, ga_search(latent_space(vae), clf, xt[t['seeds']], pop=B.population, generations=B.generations, seed=cfg.seed))
     assert res['found'] == int(r.found.sum()) and res['n_seeds'] == len(t['seeds'])
 
 
@@ -89,13 +89,14 @@ def test_detection_grid_reopens_and_matches_the_direct_search(tmp_path):
     xt, yt = load_dataset(B.dataset, 'test')
     space = latent_space(load_vae(B.dataset, 'mlp', cfg=cfg, progress=False))
     job, res = next((j, r) for j, r in zip(jobs, gr.results) if j.kwargs['model_seed'] == 0 and j.kwargs['check'] and j.kwargs['alpha'] > 0)
-    for name, n, dirs, gens in (('mixed', B.n_attempts, mixed_directions(pairs), B.gens), ('matrix', B.n_matrix, None, B.gens),
-                                ('check', B.n_check, mixed_directions(pairs), stall_gens())):
+    for name, n, dirs, generations in (('mixed', B.n_attempts, mixed_directions(pairs), B.generations),
+                                       ('matrix', B.n_matrix, None, B.generations),
+                                       ('check', B.n_check, mixed_directions(pairs), stall_generations())):
         seed_idx, src, tgt = detection_attempts(models[0.0], xt, yt, n, dirs, seed=cfg.seed)
         r, t = load_result(job.out_dir, name)
         for k, v in dict(seed_idx=seed_idx, src=src, tgt=tgt).items(): assert torch.equal(t[k], v), (name, k)
-        same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, gens))
-        assert res[name] == dict(attempts=len(tgt), escaped=int(r.found.sum()), gens=gens)
+        same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, generations))
+        assert res[name] == dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
 
 
 def test_rq3_models_follow_the_dataset():

@@ -4,14 +4,13 @@
 
 # %% auto #0
 __all__ = ['ARGUS_DATASETS', 'VARIANTS', 'CKPT_TAG', 'ARGUS_CODE', 'LENETS', 'CIFAR_SUBJECTS', 'WHITE_BOX', 'W_ADV_GRID',
-           'W_ADV_LAM', 'W_ADV_SSIM_TOL', 'VectorQuantizer', 'ResBlock', 'VQVAE', 'ArgusVAE', 'interpolate',
-           'partner_index', 'LatentDiscriminator', 'InputDiscriminator', 'd_loss', 'g_adv_loss', 'argus_step',
-           'train_argus', 'load_vqvae', 'load_argus', 'partner_draws', 'reconstruct', 'NoFailures', 'argus_space',
-           'ArgusInterpolation', 'generate', 'recon_fidelity', 'argus_metrics', 'distinct_draws', 'argus_eval',
-           'LeNet4', 'lenet5', 'load_lenet', 'pick_per_class', 'balanced_holdout', 'retrain_gain', 'white_box',
-           'argus_classifiers', 'argus_pool', 'argus_seeds', 'argus_context', 'baseline_inputs', 'eval_job',
-           'load_eval', 'white_box_job', 'retrain_job', 'rq1_jobs', 'protocol_jobs', 'ablation_jobs', 'white_box_jobs',
-           'retrain_jobs', 'choose_w_adv', 'argus_published']
+           'W_ADV_LAM', 'W_ADV_SSIM_TOL', 'interpolate', 'partner_index', 'LatentDiscriminator', 'InputDiscriminator',
+           'd_loss', 'g_adv_loss', 'argus_step', 'train_argus', 'load_vqvae', 'load_argus', 'partner_draws',
+           'reconstruct', 'NoFailures', 'argus_space', 'ArgusInterpolation', 'generate', 'recon_fidelity',
+           'argus_metrics', 'distinct_draws', 'argus_eval', 'LeNet4', 'lenet5', 'load_lenet', 'pick_per_class',
+           'balanced_holdout', 'retrain_gain', 'white_box', 'argus_classifiers', 'argus_pool', 'argus_seeds',
+           'argus_context', 'baseline_inputs', 'eval_job', 'load_eval', 'white_box_job', 'retrain_job', 'rq1_jobs',
+           'protocol_jobs', 'ablation_jobs', 'white_box_jobs', 'retrain_jobs', 'choose_w_adv', 'argus_published']
 
 # %% ../../nbs/60_argus.ipynb #537609ea
 import copy, math, re, time
@@ -30,164 +29,16 @@ from ..checkpoints import load_or_train
 from ..zoo import fit_classifier, LeNet5
 from ..blackbox import predict
 from ..generators import register_loader
+from ..generators.vqvae import VQVAE, ArgusVAE, VQ_RULE   # the architecture (notebook 17)
 from .baselines import adapt, diffchaser   # the paper's other two baselines (notebook 64, on the shared core alone)
 
-# %% ../../nbs/60_argus.ipynb #76d5285d
-class VectorQuantizer(nn.Module):
-    "Nearest-neighbour quantisation of (N, D, H, W) codes onto a learnable codebook of K vectors, straight-through"
-    def __init__(self, n_codes:int=64, # K, the number of codebook entries
-                 code_dim:int=16, # D, the size of each entry (= encoder channels)
-                 beta:float=0.25): # β, the weight of the commitment loss
-        super().__init__()
-        self.n_codes, self.code_dim, self.beta = n_codes, code_dim, beta
-        self.codebook = nn.Parameter(torch.empty(n_codes, code_dim).uniform_(-1/n_codes, 1/n_codes))
-        self.register_buffer('initialised', torch.tensor(False))
-        self.register_buffer('usage', torch.full((n_codes,), 1/n_codes))   # running share of code vectors per entry
-
-    def indices(self, z:torch.Tensor) -> torch.Tensor:
-        "Index of the nearest codebook entry for each of the N·H·W code vectors, shaped (N, H, W)"
-        if z.ndim != 4 or z.shape[1] != self.code_dim:
-            raise ValueError(f"VectorQuantizer expects codes shaped (N, {self.code_dim}, H, W), got {tuple(z.shape)}")
-        flat = z.permute(0, 2, 3, 1).reshape(-1, self.code_dim)
-        d = flat.pow(2).sum(1, keepdim=True) - 2*flat @ self.codebook.t() + self.codebook.pow(2).sum(1)[None]
-        return d.argmin(1).reshape(z.shape[0], *z.shape[2:])
-
-    def lookup(self, idx:torch.Tensor) -> torch.Tensor:
-        "Codebook vectors for indices (N, H, W), shaped (N, D, H, W)"
-        return self.codebook[idx].permute(0, 3, 1, 2).contiguous()
-
-    @torch.no_grad()
-    def init_from(self, z:torch.Tensor):
-        "Data-dependent initialisation: the codebook becomes K random code vectors of the first training batch"
-        flat = z.permute(0, 2, 3, 1).reshape(-1, self.code_dim)
-        pick = torch.randint(len(flat), (self.n_codes,)) if len(flat) < self.n_codes else torch.randperm(len(flat))[:self.n_codes]
-        self.codebook.copy_(flat[pick]); self.initialised.fill_(True)
-
-    @torch.no_grad()
-    def restart_dead(self, z:torch.Tensor, idx:torch.Tensor, decay:float=0.9, threshold:float=0.003):
-        "Codebook restarts: entries whose running usage falls below `threshold/K` jump to random code vectors of the batch"
-        counts = torch.bincount(idx.flatten(), minlength=self.n_codes).float()
-        self.usage.mul_(decay).add_((1 - decay)*counts/counts.sum())
-        dead = self.usage < threshold/self.n_codes
-        if dead.any():
-            flat = z.permute(0, 2, 3, 1).reshape(-1, self.code_dim)
-            self.codebook[dead] = flat[torch.randint(len(flat), (int(dead.sum()),))]
-            self.usage[dead] = 1/self.n_codes
-        return int(dead.sum())
-
-    def forward(self, z:torch.Tensor,
-                update:bool|None=None): # Update the data init, usage statistics and restarts from `z` (default: in training mode)
-        "`(z_q, codebook_loss, commitment_loss, indices)`; `z_q` carries straight-through gradients to `z`"
-        update = self.training if update is None else update
-        if update and not self.initialised: self.init_from(z.detach())
-        idx = self.indices(z)
-        if update and self.restart_dead(z.detach(), idx): idx = self.indices(z)
-        e = self.lookup(idx)
-        codebook_loss = F.mse_loss(e, z.detach())            # ‖sg[z_e] − e‖²: moves the codebook
-        commitment_loss = F.mse_loss(z, e.detach())          # ‖z_e − sg[e]‖²: keeps the encoder committed
-        zq = z + (e - z).detach()                            # straight-through
-        return zq, codebook_loss, commitment_loss, idx
-
 # %% ../../nbs/60_argus.ipynb #bdc43b39
-_RULE = dict(multiple=4, min_side=12)   # Argus's image shapes (`latentnb.data.check_img_shape`): H and W multiples of 4, at least 12
+_RULE = VQ_RULE   # Argus's image shapes, its VQ-VAE's (`latentnb.data.check_img_shape`): H and W multiples of 4, at least 12
 
 def _check_images(x, img_shape=None):
     "Images (N, C, H, W): of the model's `img_shape`, or (None) of any shape Argus builds for (`latentnb.data.check_images`)"
     check_images(x, 'Argus' if img_shape is None else 'Argus model (its img_shape)', img_shape, **_RULE)
 
-
-# %% ../../nbs/60_argus.ipynb #9377b00d
-class ResBlock(nn.Module):
-    "The VQ-VAE paper's residual block: x + conv1×1(ReLU(conv3×3(ReLU(x)))), with a bottleneck of half the channels"
-    def __init__(self, ch:int): # Channels in and out
-        super().__init__()
-        self.net = nn.Sequential(nn.ReLU(), nn.Conv2d(ch, ch//2, 3, 1, 1), nn.ReLU(), nn.Conv2d(ch//2, ch, 1))
-    def forward(self, x): return x + self.net(x)
-
-def _check_down(down):
-    if down not in (1, 2): raise ValueError(f"down (stride-2 convolutions) must be 1 (14×14 codes) or 2 (7×7), got {down}")
-
-def _encoder(ch, out, down=2, n_res=0, in_ch=1):
-    ("Convolutional encoder H×W → (H/2**down)·(W/2**down) × `out` codes (`down` stride-2 convolutions: 1 → 14×14, 2 → 7×7 at 28×28; "
-     "`n_res` residual blocks)")
-    _check_down(down)
-    mid = [nn.Conv2d(ch, 2*ch, 4, 2, 1)] if down == 2 else [nn.Conv2d(ch, 2*ch, 3, 1, 1)]
-    if n_res:
-        return nn.Sequential(nn.Conv2d(in_ch, ch, 4, 2, 1), nn.ReLU(), *mid, *[ResBlock(2*ch) for _ in range(n_res)],
-                             nn.ReLU(), nn.Conv2d(2*ch, out, 1))
-    return nn.Sequential(nn.Conv2d(in_ch, ch, 4, 2, 1), nn.ReLU(), *mid, nn.ReLU(),
-                         nn.Conv2d(2*ch, 2*ch, 3, 1, 1), nn.ReLU(), nn.Conv2d(2*ch, out, 1))
-
-def _decoder(ch, inp, down=2, n_res=0, out_ch=1):
-    "The encoder's mirror image: codes → H×W images of `out_ch` channels, linear output (`n_res` residual blocks before upsampling)"
-    _check_down(down)
-    if n_res:
-        last = nn.ConvTranspose2d(ch, out_ch, 4, 2, 1) if down == 2 else nn.Conv2d(ch, out_ch, 3, 1, 1)
-        return nn.Sequential(nn.Conv2d(inp, 2*ch, 3, 1, 1), *[ResBlock(2*ch) for _ in range(n_res)], nn.ReLU(),
-                             nn.ConvTranspose2d(2*ch, ch, 4, 2, 1), nn.ReLU(), last)
-    mid = nn.ConvTranspose2d(2*ch, ch, 4, 2, 1) if down == 2 else nn.Conv2d(2*ch, ch, 3, 1, 1)
-    return nn.Sequential(nn.Conv2d(inp, 2*ch, 3, 1, 1), nn.ReLU(), mid, nn.ReLU(), nn.ConvTranspose2d(ch, out_ch, 4, 2, 1))
-
-class VQVAE(nn.Module):
-    ("VQ-VAE for (C, H, W) images (28×28 grey by default): "
-     "encoder → (H/2, W/2) or (H/4, W/4) grid of D-dim codes → vector quantiser (K entries) → decoder")
-    kind = 'vq'
-    def __init__(self, n_codes:int=64, # K, codebook entries
-                 code_dim:int=16, # D, code channels
-                 beta:float=0.25, # β, commitment weight
-                 ch:int=32, # Width of the first convolution
-                 down:int=2, # Stride-2 convolutions of the encoder: 1 → 14×14 code grid, 2 → 7×7 (at 28×28; 16×16, 8×8 at 32×32)
-                 n_res:int=0, # Residual blocks in the encoder and in the decoder (0: plain convolutions)
-                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images: C ≥ 1, H and W multiples of 4 (at least 12)
-        super().__init__()
-        self.img_shape = check_img_shape(img_shape, 'Argus', **_RULE); C = self.img_shape[0]
-        self.enc, self.vq, self.dec = (_encoder(ch, code_dim, down, n_res, C), VectorQuantizer(n_codes, code_dim, beta),
-                                       _decoder(ch, code_dim, down, n_res, C))
-        self.beta = beta
-
-    def encode(self, x): _check_images(x, self.img_shape); return self.enc(x)
-    def quantize(self, z): return self.vq(z, update=False)[0]   # never touches the codebook statistics
-    def decode(self, zq): return self.dec(zq).clamp(0, 1)
-    def forward(self, x): return self.decode(self.quantize(self.encode(x)))
-
-    def losses(self, x) -> dict:
-        "Eq. 4: reconstruction + codebook + β·commitment, with the intermediate tensors (`z`, `zq`, `xr`)"
-        z = self.encode(x)
-        zq, lc, lm, _ = self.vq(z)
-        xr = self.dec(zq)
-        rec = F.mse_loss(xr, x)
-        return dict(z=z, zq=zq, xr=xr.clamp(0, 1), rec=rec, codebook=lc, commit=lm, total=rec + lc + self.beta*lm)
-
-# %% ../../nbs/60_argus.ipynb #405abe63
-class ArgusVAE(nn.Module):
-    "The VQ-VAE's encoder/decoder with a Gaussian bottleneck instead of the quantiser (Table 4, '-VQ')"
-    kind = 'vae'
-    def __init__(self, code_dim:int=16, # Code channels (7×7 grid)
-                 beta_kl:float=1e-3, # Weight of the KL term
-                 ch:int=32, # Width of the first convolution
-                 down:int=2, # Stride-2 convolutions: 1 → 14×14 code grid, 2 → 7×7
-                 n_res:int=0, # Residual blocks in the encoder and in the decoder, as in `VQVAE`
-                 img_shape:tuple=DEFAULT_SHAPE): # (C, H, W) of the images, as in `VQVAE`
-        super().__init__()
-        self.img_shape = check_img_shape(img_shape, 'Argus', **_RULE); C = self.img_shape[0]
-        self.enc, self.dec, self.beta_kl, self.code_dim = (_encoder(ch, 2*code_dim, down, n_res, C), _decoder(ch, code_dim, down, n_res, C),
-                                                           beta_kl, code_dim)
-
-    def posterior(self, x): _check_images(x, self.img_shape); return self.enc(x).chunk(2, dim=1)
-    def encode(self, x): return self.posterior(x)[0]
-    def quantize(self, z): return z
-    def decode(self, zq): return self.dec(zq).clamp(0, 1)
-    def forward(self, x): return self.decode(self.encode(x))
-
-    def losses(self, x) -> dict:
-        "Reconstruction of a reparameterised sample + β_KL·KL; `z` is the mean (interpolated by Argus)"
-        mu, logvar = self.posterior(x)
-        logvar = logvar.clamp(-10, 10)
-        zs = mu + torch.randn_like(mu)*(0.5*logvar).exp()
-        xr = self.dec(zs)
-        rec = F.mse_loss(xr, x)
-        kl = -0.5*(1 + logvar - mu.pow(2) - logvar.exp()).sum((1, 2, 3)).mean()
-        return dict(z=mu, zq=zs, xr=xr.clamp(0, 1), rec=rec, kl=kl, total=rec + self.beta_kl*kl)
 
 # %% ../../nbs/60_argus.ipynb #d1501414
 def interpolate(z_orig:torch.Tensor, # Codes of the seeds
@@ -1019,8 +870,9 @@ def retrain_job(out_dir, # The job's folder (`rows.json`)
 def _version(cfg, dataset, lambdas=(), variant='argus') -> str:
     "The code and the weights of the generators (at `lambdas`) and the classifiers a job uses"
     models = [load_argus(dataset, l, variant, cfg=cfg) for l in lambdas] + list(argus_classifiers(dataset, cfg).values())
-    # this module and 64's baselines, training, the black box, SSIM
-    code = modules_version('latentnb.argus', 'latentnb.argus.baselines', 'latentnb.zoo', 'latentnb.blackbox', 'latentnb.validity')
+    # this module and 64's baselines, the VQ-VAE (notebook 17), training, the black box, SSIM
+    code = modules_version('latentnb.argus', 'latentnb.argus.baselines', 'latentnb.generators.vqvae', 'latentnb.zoo', 'latentnb.blackbox',
+                           'latentnb.validity')
     return f"{code}-{weights_hash(*models, n=6)}"
 
 def _mod(): return importlib.import_module('latentnb.argus')   # the job functions as workers import them (not a notebook's __main__)

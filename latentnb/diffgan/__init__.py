@@ -16,10 +16,10 @@ from torch import nn
 from ..search.archive import Archive, to_uint8
 from ..blackbox import as_blackbox, check_pair
 from ..config import pick_device
-from ..search.fitness import ReclusterPolicy
+from ..search.fitness import ReclusterPolicy, diversity
 from ..generators import as_generator
 from ..search import (DIFFGAN_FITNESS, Batch, NSGA2Search, RandomSampling, SearchResult, _evaluate, check_budget,
-                                 diversity, objective, run_search, search_space)
+                             objective, run_search, search_space)
 
 # %% ../../nbs/24_search.ipynb #3f0b8336
 def evaluate_latents(generator, model_a, model_b, # Generator (anything `as_generator` accepts) and the two models

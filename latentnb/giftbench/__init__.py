@@ -4,15 +4,15 @@
 
 # %% auto #0
 __all__ = ['GIFT_CLF', 'GIFT_VARIANTS', 'GIFT_PARENTS', 'GIFT_EXTENT', 'PROXY_NAME', 'JUDGES_NAME', 'MTURK_DIR', 'MTURK_FILES',
-           'MTURK_NAMES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS', 'GIFT_STEPS', 'VAE_BOUND',
-           'GIFT_RESULT_FILE', 'TABLE3_ROW_FILE', 'GiftDeepConv', 'gift_classifier', 'margin', 'viable_seeds',
-           'logit_margin', 'gift_step', 'gift_parents', 'gift_sigma', 'gift_offspring', 'GiftGA', 'GiftResult',
-           'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search', 'proxy_oracle', 'judges_oracle',
-           'summarise', 'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3', 'table3_tests',
-           'load_generator', 'load_generators', 'sample_quality', 'quality_table', 'inference_ms', 'run_giftbench',
-           'export_zip', 'save_gift_result', 'load_gift_result', 'table3_context', 'table3_cell', 'table3_budget',
-           'table3_jobs', 'table3_collect', 'default_classifier', 'image_table', 'status_line', 'GiftbenchPanel',
-           'control_panel']
+           'MTURK_NAMES', 'MTURK_DATASETS', 'MTURK_STEPS', 'MTURK_COLUMNS', 'GENERATORS', 'PAPER_KINDS', 'GIFT_STEPS',
+           'VAE_BOUND', 'GIFT_RESULT_FILE', 'TABLE3_ROW_FILE', 'GiftDeepConv', 'gift_classifier', 'margin',
+           'viable_seeds', 'logit_margin', 'gift_step', 'gift_parents', 'gift_sigma', 'gift_offspring', 'GiftGA',
+           'GiftResult', 'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search', 'proxy_oracle',
+           'judges_oracle', 'summarise', 'table3', 'MTurkError', 'mturk_file', 'read_mturk', 'human_table3',
+           'table3_tests', 'load_generator', 'load_generators', 'sample_quality', 'quality_table', 'inference_ms',
+           'run_giftbench', 'export_zip', 'save_gift_result', 'load_gift_result', 'table3_context', 'table3_cell',
+           'table3_budget', 'table3_jobs', 'table3_collect', 'default_classifier', 'image_table', 'status_line',
+           'GiftbenchPanel', 'control_panel']
 
 # %% ../../nbs/80_giftbench.ipynb #7906890a
 import io, json, re, time, zipfile
@@ -35,7 +35,7 @@ from ..blackbox import check_model, predict_proba
 from ..search import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_to_end,
                                  search_space)
 from .. import zoo as _zoo
-from ..generators import LatentGenerator, cgan_generator, ddim_generator, vae_generator
+from ..generators import LatentGenerator, cgan_generator, ddim_generator, vae_generator, generator_kind
 from ..grid import Job, run_grid, parts_version
 from ..generators.conditional import DATASETS, GIFT_RULE, dataset_shape, load_cgan, load_ddpm
 
@@ -494,8 +494,8 @@ def table3(rows:list|pd.DataFrame) -> pd.DataFrame:
         'judged by': df.judged_by})
     if 'population' in df: out['population'] = df.population
     if 'budget' in df: out['iteration budget'] = df.budget
-    return out.sort_values(['dataset', 'step', 'generator'],
-                           key=lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s).reset_index(drop=True)
+    order = lambda s: s.map({'low': 0, 'high': 1}).fillna(s) if s.name == 'step' else s.str.casefold()   # cGAN, DDIM, VAE
+    return out.sort_values(['dataset', 'step', 'generator'], key=order).reset_index(drop=True)
 
 # %% ../../nbs/80_giftbench.ipynb #1638c71c
 MTURK_DIR = 'studies/giftbench'   # under the project's data folder
@@ -571,7 +571,7 @@ def read_mturk(csv, # A GIFTbench MTurk study file as released (one row per imag
     return (out, d[bad].assign(reason=reasons[bad])) if drop else out
 
 # %% ../../nbs/80_giftbench.ipynb #8775bb0c
-_ORDER = {'low': 0, 'high': 1, 'vae': 0, 'gan': 1, 'sd': 2}
+_ORDER = {'low': 0, 'high': 1, 'vae': 0, 'gan': 1, 'sd': 2}   # the released study's steps and tools (its TOOL names, not our kinds)
 
 def human_table3(df:pd.DataFrame # `read_mturk` output (one or several files concatenated)
                 ) -> pd.DataFrame:
@@ -603,42 +603,45 @@ def table3_tests(df:pd.DataFrame, # `read_mturk` output
     return pd.DataFrame(rows)
 
 # %% ../../nbs/80_giftbench.ipynb #cb14d04c
-GENERATORS = ('vae', 'cgan', 'ddpm')
+GENERATORS = ('VAE', 'cGAN', 'DDIM')   # the core's kinds GIFTbench searches (`latentnb.generators.GENERATOR_KINDS`)
+PAPER_KINDS = {'VAE': 'VAE', 'GAN': 'cGAN', 'DM': 'DDIM'}   # the paper's model (Tables II and III) -> the kind standing for it here
 # σ of the GA's Gaussian perturbation per generator for the project's earlier operators (`variant='latentnb'`), 'low' and
 # 'high' step: the project's, set when notebook 80 was first written (commit e326092) and equal to the adapters' defaults in
 # `latentnb.generators` (notebook 06). The default search (`variant='gift'`) uses the authors' rule instead: `gift_step` of
 # the generator's latent range (`gift_extent`), read from GIFTbench's code (`GiftGA`'s section).
 GIFT_STEPS = {
-    'vae':  {'low': 0.1, 'high': 0.5},    # N(0, I) prior clamped to ±VAE_BOUND: a tenth / half of the prior's standard deviation
-    'cgan': {'low': 0.1, 'high': 0.5},    # the same N(0, I) prior (100-d latent): the same fractions
-    'ddpm': {'low': 0.05, 'high': 0.2},   # x_T ~ N(0, I), C·H·W pixels (MNIST: 784), decoded deterministically by DDIM: smaller steps
+    'VAE':  {'low': 0.1, 'high': 0.5},    # N(0, I) prior clamped to ±VAE_BOUND: a tenth / half of the prior's standard deviation
+    'cGAN': {'low': 0.1, 'high': 0.5},    # the same N(0, I) prior (100-d latent): the same fractions
+    'DDIM': {'low': 0.05, 'high': 0.2},   # x_T ~ N(0, I), C·H·W pixels (MNIST: 784), decoded deterministically by DDIM: smaller steps
 }
 VAE_BOUND = 3.0   # the VAE's latent is clamped to [-3, 3] (±3 prior standard deviations)
 
 
 # %% ../../nbs/80_giftbench.ipynb #bd8580b6
 def load_generator(dataset:str, # One of `DATASETS`
-                   kind:str, # 'vae', 'cgan' or 'ddpm'
+                   kind:str, # One of `GENERATORS` ('VAE', 'cGAN', 'DDIM'), in any case
                    cfg=None, progress:bool=True) -> LatentGenerator:
-    "The trained generator `kind` of `dataset` behind the GIFTbench interface, on `cfg.device`"
+    "The trained generator `kind` of `dataset` behind the GIFTbench interface, named by its kind, on `cfg.device`"
     dataset_shape(dataset)   # a clear error for a dataset the models cannot build for
-    if kind not in GENERATORS: raise ValueError(f"Unknown generator {kind!r}; accepted: {', '.join(GENERATORS)}")
+    kind = generator_kind(kind, GENERATORS)
     cfg = active_config(cfg); B = cfg.budget('giftbench')
-    if kind == 'cgan': gen = cgan_generator(load_cgan(dataset, cfg, progress).G, 'cgan', steps=GIFT_STEPS['cgan'])
-    elif kind == 'ddpm':
+    if kind == 'cGAN': gen = cgan_generator(load_cgan(dataset, cfg, progress).G, kind, steps=GIFT_STEPS[kind])
+    elif kind == 'DDIM':   # the UNet trained with the DDPM objective (`load_ddpm`), decoded by the DDIM sampler
         m = load_ddpm(dataset, cfg, progress)
-        gen = ddim_generator(m, int(B.ddim_steps), name='ddpm', steps=GIFT_STEPS['ddpm']); gen.info['guidance'] = m.guidance
+        gen = ddim_generator(m, int(B.ddim_steps), name=kind, steps=GIFT_STEPS[kind]); gen.info['guidance'] = m.guidance
     else:
         from latentnb.generators.vae import load_vae  # notebook 50
         x, y = load_dataset(dataset, 'test')
-        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), 'vae', (-VAE_BOUND, VAE_BOUND), seed_images=(x, y),
-                            steps=GIFT_STEPS['vae'])
+        gen = vae_generator(load_vae(dataset, cfg=cfg, progress=progress), kind, (-VAE_BOUND, VAE_BOUND), seed_images=(x, y),
+                            steps=GIFT_STEPS[kind])
     return gen.to(cfg.device)
 
-def load_generators(dataset:str, kinds=GENERATORS, cfg=None, progress:bool=True) -> dict:
-    "Every available generator of `dataset`; one whose module is missing is skipped with a printed message"
+def load_generators(dataset:str, # One of `DATASETS`
+                    kinds=GENERATORS, # Which of `GENERATORS`, in any case
+                    cfg=None, progress:bool=True) -> dict:
+    "Every available generator of `dataset`, keyed by its kind; one whose module is missing is skipped with a printed message"
     out = {}
-    for k in kinds:
+    for k in (generator_kind(k, GENERATORS, 'kinds') for k in kinds):
         try: out[k] = load_generator(dataset, k, cfg, progress)
         except ImportError as e: print(f"skipping generator {k!r} on {dataset}: its module is not available ({e})")
     return out
@@ -767,7 +770,7 @@ _T3 = {}   # (profile, dataset, kind) -> the context of `table3_cell` in this pr
 
 def table3_context(profile:str, # Run profile
                    dataset:str, # One of `DATASETS`
-                   kind:str # 'vae', 'cgan' or 'ddpm'
+                   kind:str # One of `GENERATORS`, as `load_generator` takes it
                   ) -> dict:
     """The generator, the classifier under test (`model`, and `clf` through `check_model`) and the judge of a Table III job (built
     once per process)"""
@@ -797,9 +800,11 @@ def table3_cell(out_dir, # The job's folder
     return out
 
 # %% ../../nbs/80_giftbench.ipynb #79d5ef41
-def table3_budget(B, kind:str) -> dict:
+def table3_budget(B, # A profile's `[giftbench]` budget
+                  kind:str # One of `GENERATORS`, in any case
+                 ) -> dict:
     "The search budget of generator `kind` under the [giftbench] budget `B` (the diffusion model: the `ddim_*` keys)"
-    d = kind == 'ddpm'
+    d = generator_kind(kind, GENERATORS) == 'DDIM'
     return dict(n_seeds=int(B.ddim_seeds if d else B.n_seeds), population=int(B.ddim_population if d else B.population),
                 generations=int(B.ddim_generations if d else B.generations))
 
@@ -874,7 +879,7 @@ class GiftbenchPanel:
         st = {'description_width': '110px'}
         self.dataset = W.Dropdown(options=list(DATASETS), value=self.cfg.dataset if self.cfg.dataset in DATASETS else 'mnist',
                                   description='dataset', style=st)   # $LATENTNB_DATASET's, else MNIST
-        self.generator = W.Dropdown(options=list(GENERATORS), value='cgan', description='generator', style=st)
+        self.generator = W.Dropdown(options=list(GENERATORS), value='cGAN', description='generator', style=st)
         self.clf_file = W.Text(value='', placeholder='TorchScript .pt (empty: zoo pair 1, model A)',
                                description='classifier file', style=st)
         self.pop = W.BoundedIntText(value=paper['population'], min=2, max=500, description='population', style=st)

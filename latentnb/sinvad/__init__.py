@@ -4,14 +4,14 @@
 
 # %% auto #0
 __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 'SINVAD_INIT', 'SINVAD_P_RESET',
-           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENS', 'MIX_CODE', 'RESULT_FIELDS', 'sinvad_settings',
+           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'MIX_CODE', 'RESULT_FIELDS', 'sinvad_settings',
            'latent_space', 'pixel_space', 'model_under_test', 'penultimate', 'zoo_model', 'centroid_pairs',
            'between_clusters', 'sinvad_distance', 'sinvad_fitness', 'ranking_key', 'sinvad_parents', 'sinvad_sigma',
            'sinvad_offspring', 'SinvadResult', 'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search',
            'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs',
            'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job',
-           'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_gens', 'escape_search', 'detection_job',
-           'detection_jobs']
+           'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_generations', 'escape_search',
+           'detection_job', 'detection_jobs']
 
 # %% ../../nbs/51_sinvad.ipynb #ec23ce89
 import inspect, math
@@ -160,7 +160,7 @@ SINVAD_DECAY = 0.7       # authors' code: mut_size *= 0.7 when the best does not
 SINVAD_INIT = 0.7        # authors' code: init_pop = img_enc + 0.7·randn (the paper does not give it)
 SINVAD_P_RESET = 0.5     # authors' code: Binomial(probs=0.5) reset mask (the paper: "a binomial mask", no p)
 SINVAD_MIN_STEP = 1e-3   # authors' code: stop when mut_size < 1e-3
-SINVAD_POP, SINVAD_GENS = 50, 500   # authors' code: pop_size = 50, gen_num = 500
+SINVAD_POP, SINVAD_GENERATIONS = 50, 500   # authors' code: pop_size = 50, gen_num = 500
 
 def _check_sinvad_variant(variant):
     if variant not in SINVAD_VARIANTS: raise ValueError(f"variant must be one of {', '.join(SINVAD_VARIANTS)}, got {variant!r}")
@@ -228,13 +228,13 @@ class SinvadResult:
 
 @register_strategy
 class SinvadGA(Strategy):
-    """SINVAD's GA (`variant`: 'sinvad' = the paper's / authors' operators, 'latentnb' = the project's earlier ones), up to `gens`
-    generations per round. Without `seeds`: `n_seeds` seeds drawn from the space per round, ranked by the objective (`rank_key`),
-    round after round until the budget is spent. With `seeds`: one round from them, ranked by Eq. 1 / Eq. 4 on the objective's
-    probabilities (`sinvad_fitness`, `ranking_key`); then it ends and reports a `SinvadResult` (`ga_search`)"""
+    """SINVAD's GA (`variant`: 'sinvad' = the paper's / authors' operators, 'latentnb' = the project's earlier ones), up to
+    `generations` generations per round. Without `seeds`: `n_seeds` seeds drawn from the space per round, ranked by the objective
+    (`rank_key`), round after round until the budget is spent. With `seeds`: one round from them, ranked by Eq. 1 / Eq. 4 on the
+    objective's probabilities (`sinvad_fitness`, `ranking_key`); then it ends and reports a `SinvadResult` (`ga_search`)"""
     name = 'sinvad_ga'
     seeds = labels = target = None
-    def __init__(self, n_seeds:int=10, pop:int|None=None, gens:int|None=None, elite:int|None=None, sigma:float|None=None,
+    def __init__(self, n_seeds:int=10, pop:int|None=None, generations:int|None=None, elite:int|None=None, sigma:float|None=None,
                  grow:float=1.25, shrink:float=0.9, p_reset:float|None=None, variant:str='sinvad',
                  sigma_init:float=SINVAD_INIT, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP,
                  seeds:torch.Tensor|None=None, # Seed vectors (S, d) to search from, once (`n_seeds` is then S); None: drawn from the space
@@ -249,19 +249,19 @@ class SinvadGA(Strategy):
         self.seeds, self.labels, self.target = seeds, labels, target
         self.n_seeds, self.variant = len(seeds) if seeds is not None else check_size('n_seeds', n_seeds), variant
         self.pop = pop if pop is not None else (SINVAD_POP if paper else 20)
-        self.gens = gens if gens is not None else (SINVAD_GENS if paper else 30)
+        self.generations = generations if generations is not None else (SINVAD_GENERATIONS if paper else 30)
         self.elite = elite if elite is not None else (sinvad_parents(self.pop) if paper else 4)
         self.sigma = sigma if sigma is not None else (SINVAD_SIGMA if paper else 0.5)
         self.p_reset = p_reset if p_reset is not None else (SINVAD_P_RESET if paper else 0.05)
         self.grow, self.shrink, self.sigma_init, self.decay, self.min_step = grow, shrink, sigma_init, decay, min_step
-        check_size('pop', self.pop, 2, 'crossover needs two parents'); check_size('gens', self.gens)
+        check_size('pop', self.pop, 2, 'crossover needs two parents'); check_size('generations', self.generations)
     @property
     def ends(self) -> bool: return self.seeds is not None   # given seeds: one round, then done
     def setup(self, space, objective, seed):
         super().setup(space, objective, seed); self.left = 0
         if self.seeds is not None: self._round(space, objective)
     def done(self) -> bool:
-        "Given seeds: after `gens` generations or ('sinvad') once every seed has stopped"
+        "Given seeds: after `generations` generations or ('sinvad') once every seed has stopped"
         return self.seeds is not None and (self.left == 0 or (self.variant == 'sinvad' and not self.active.any()))
     def _round(self, space, objective):
         "A round: its seeds (given, or drawn from the space), their first populations, σ and each seed's best so far"
@@ -279,7 +279,7 @@ class SinvadGA(Strategy):
             self.sig = torch.full((S, 1, 1), float(self.sigma))
             noise = self.sig*torch.randn(S, self.pop, d, generator=self.g)*m
         self.P = space.clamp((self.v0[:, None] + noise).reshape(-1, d)).view(S, self.pop, d)
-        self.left = self.gens
+        self.left = self.generations
     def ask(self, space, objective):
         if self.variant == 'sinvad' and self.left and not self.active.any(): self.left = 0   # every seed stopped: next round
         if self.left == 0: self._round(space, objective)
@@ -442,7 +442,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               x_seed:torch.Tensor, # Seed images (S, C, H, W)
               target:torch.Tensor|None=None, # Target class per seed (Eq. 4), None for Eq. 1
               pop:int|None=None, # Population size per seed (None: 50 for 'sinvad', 20 for 'latentnb')
-              gens:int|None=None, # Most generations (None: 500 for 'sinvad', 30 for 'latentnb')
+              generations:int|None=None, # Most generations (None: 500 for 'sinvad', 30 for 'latentnb')
               elite:int|None=None, # 'sinvad': parents, the top-k kept (None: `sinvad_parents(pop)`); 'latentnb': top-k kept (4)
               sigma:float|None=None, # 'sinvad': mutation σ and its reset value (0.1); 'latentnb': initial noise and step (0.5)
               grow:float=1.25, shrink:float=0.9, # 'latentnb' adaptive step: factor while not found / once found
@@ -450,14 +450,15 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               variant:str='sinvad', # 'sinvad' (the paper's / authors' GA, the table above) or 'latentnb' (the project's earlier operators)
               sigma_init:float=SINVAD_INIT, # 'sinvad': noise of the initial population
               min_step:float=SINVAD_MIN_STEP, # 'sinvad': a seed stops when its σ falls below this
-              seed:int=0, progress:bool=False) -> SinvadResult:
+              seed:int=0, progress:bool=False,
+             ) -> SinvadResult:
     "SINVAD's GA (Fig. 3) from every seed at once; fitness Eq. 1 (untargeted) or Eq. 4 (`target`)"
     _check_sinvad_variant(variant)
     if pop is not None: check_size('pop', pop, 2, 'crossover needs two parents')
-    if gens is not None: check_size('gens', gens)
+    if generations is not None: check_size('generations', generations)
     v0 = space.encode(x_seed).float()
-    ga = SinvadGA(pop=pop, gens=gens, elite=elite, sigma=sigma, grow=grow, shrink=shrink, p_reset=p_reset, variant=variant,
-                  sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed),
+    ga = SinvadGA(pop=pop, generations=generations, elite=elite, sigma=sigma, grow=grow, shrink=shrink, p_reset=p_reset,
+                  variant=variant, sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed),
                   target=None if target is None else torch.as_tensor(target).long().view(len(v0), 1))
     # the model through `predict_proba`, as the GA always asked it (in chunks of 1024)
     return run_to_end(ga, space, Objective('misclassification', lambda x: predict_proba(clf, x)), seed, progress, f'GA ({space.name})')
@@ -683,7 +684,7 @@ def boundary_job(out_dir, # The job's folder
     seeds = torch.nonzero(ok)[:, 0]
     # test splits may be sorted by class
     seeds = seeds[torch.randperm(len(seeds), generator=torch.Generator().manual_seed(seed))[:B.n_seeds]]
-    r = ga_search(latent_space(vae), clf, xt[seeds], pop=B.population, gens=B.gens, seed=seed)
+    r = ga_search(latent_space(vae), clf, xt[seeds], pop=B.population, generations=B.generations, seed=seed)
     save_result(r, out_dir, seeds=seeds, p_test=p_test)
     out = dict(dataset=dataset, acc=float((p_test.argmax(1) == yt).float().mean()), found=int(r.found.sum()), n_seeds=len(seeds))
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))
@@ -728,7 +729,7 @@ def detection_attempts(clean:nn.Module, # The α = 0 classifier
     src, tgt = (torch.tensor([d[i] for d in dirs]).repeat_interleave(n) for i in (0, 1))
     return seed_idx, src, tgt
 
-def stall_gens(sigma:float=SINVAD_SIGMA, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP) -> int:
+def stall_generations(sigma:float=SINVAD_SIGMA, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP) -> int:
     "Generations the paper's GA gives a seed reaching nothing: σ falls from `sigma` ×`decay` per generation until below `min_step`"
     return int(np.ceil(np.log(min_step/sigma)/np.log(decay) - 1e-9))
 
@@ -738,11 +739,11 @@ def escape_search(space:Space, # `latent_space(vae)`
                   tgt:torch.Tensor, # One target class per attempt
                   B, # The `[sinvad_detection]` budget
                   seed:int=0, # The GA's seed (the same for every α: common random numbers)
-                  gens:int|None=None, # Most generations (None: `B.gens`)
+                  generations:int|None=None, # Most generations (None: `B.generations`)
                  ) -> SinvadResult:
     """RQ3's targeted GA as the authors' RQ3 notebook sets it: `B.population` candidates around μ(x) with noise σ `B.sigma_init`,
     `B.parents` parents, fitness Eq. 4; an attempt escapes when `found`"""
-    return ga_search(space, model, x_seed, target=tgt, pop=B.population, gens=gens or B.gens, elite=B.parents,
+    return ga_search(space, model, x_seed, target=tgt, pop=B.population, generations=generations or B.generations, elite=B.parents,
                      sigma_init=B.sigma_init, seed=seed)
 
 # %% ../../nbs/51_sinvad.ipynb #628e6185
@@ -752,7 +753,7 @@ def detection_job(out_dir, # The job's folder
                   seed:int, # The run's seed (`cfg.seed`)
                   dataset:str='mnist',
                   model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the K×K matrix (10×10 for MNIST)
-                  check:bool=False, # Also rerun the first `n_check` attempts per mixed direction with the GA's stall budget (`stall_gens`)
+                  check:bool=False, # Also rerun the first `n_check` attempts per direction with the GA's stall budget (`stall_generations`)
                  ) -> dict:
     """RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction
     ('matrix', Fig. 14), and optionally the budget check ('check')"""
@@ -762,15 +763,15 @@ def detection_job(out_dir, # The job's folder
     clean = models[0.0] if model_seed == 0 else detection_classifiers(dataset, cfg=cfg, progress=False)[0][0.0]
     xt, yt = load_dataset(dataset, 'test')
     space = latent_space(load_vae(dataset, 'mlp', cfg=cfg, progress=False))
-    runs = dict(mixed=(B.n_attempts, mixed_directions(pairs), B.gens))
-    if model_seed == 0: runs['matrix'] = (B.n_matrix, None, B.gens)
-    if check: runs['check'] = (B.n_check, mixed_directions(pairs), stall_gens())
+    runs = dict(mixed=(B.n_attempts, mixed_directions(pairs), B.generations))
+    if model_seed == 0: runs['matrix'] = (B.n_matrix, None, B.generations)
+    if check: runs['check'] = (B.n_check, mixed_directions(pairs), stall_generations())
     out = dict(dataset=dataset, alpha=alpha, model_seed=model_seed, pairs=[list(p) for p in pairs])
-    for name, (n, dirs, gens) in runs.items():
+    for name, (n, dirs, generations) in runs.items():
         seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, K=dataset_info(dataset).n_classes, seed=seed)
-        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, gens)
+        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations)
         save_result(r, out_dir, name, seed_idx=seed_idx, src=src, tgt=tgt)
-        out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), gens=gens)
+        out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))
     return out
 

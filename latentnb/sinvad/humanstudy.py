@@ -97,7 +97,7 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
                 x:torch.Tensor, y:torch.Tensor, # Test images and labels: the seed pool and the attention checks
                 n_seeds:int=20, # Seeds (each gives one SINVAD, one FGSM and one C&W item)
                 n_checks:int=6, # Real test images as attention checks
-                pop:int=20, gens:int=30, # SINVAD GA budget
+                pop:int=20, generations:int=30, # SINVAD GA budget
                 fgsm_eps=(0.05, 0.1, 0.2, 0.3), # FGSM step sizes tried in turn
                 cw_steps:int=100, cw_c:float=30.0, cw_lr:float=0.1, # C&W iterations, constant c and Adam step
                 n_classes:int=10, # Classes of the data (an attention check asks about its class and another one)
@@ -108,9 +108,9 @@ def build_study(vae:nn.Module, # The VAE SINVAD searches in
     ok = torch.nonzero(predict(clf, x) == y)[:, 0]
     g = torch.Generator().manual_seed(seed)
     pool = ok[torch.randperm(len(ok), generator=g)]
-    r = ga_search(latent_space(vae), clf, x[pool[:3*n_seeds]], pop=pop, gens=gens, seed=seed)
+    r = ga_search(latent_space(vae), clf, x[pool[:3*n_seeds]], pop=pop, generations=generations, seed=seed)
     keep = torch.nonzero(r.found)[:n_seeds, 0]
-    if len(keep) == 0: raise RuntimeError("SINVAD's GA crossed the boundary from none of the seeds; raise pop/gens")
+    if len(keep) == 0: raise RuntimeError("SINVAD's GA crossed the boundary from none of the seeds; raise pop/generations")
     sidx, src, tgt = pool[keep], r.seed_label[keep], r.label[keep]
     xs = x[sidx]
     x_fgsm, hit_fgsm, _ = _fgsm_min_eps(clf, xs, tgt, list(fgsm_eps))

@@ -15,7 +15,7 @@ import nbformat
 import latentnb
 from ..config import PROFILES, load_config, active_config
 from ..data import AUGMENTATIONS
-from .byo import GENERATOR_KINDS, as_kinds, byo_inputs, generator_spec
+from .byo import as_kinds, byo_inputs, generator_spec
 
 # %% ../../nbs/92_byo_command.ipynb #033a8c83
 BYO_NOTEBOOK = Path(latentnb.__file__).resolve().parent.parent/'nbs'/'91_bring_your_own.ipynb'   # the source the command runs
@@ -59,16 +59,16 @@ def inject_parameters(nb, # A notebook (nbformat)
 
 # %% ../../nbs/92_byo_command.ipynb #50e466f8
 def check_generators(data, # Your images (`ImageData`)
-                     kinds, # The generators asked for
+                     kinds, # The generators asked for (as `as_kinds` takes them: 'GAN', 'VAE', in any case)
                      cfg=None):
     "A ValueError, before any training, when a generator cannot be trained on `data` under `cfg`'s budgets (too few images)"
     cfg = active_config(cfg)
-    for kind in kinds:
+    for kind in as_kinds(kinds):
         spec = generator_spec(data, kind, cfg)
         train, held = data.split(spec['heldout'])
         n, bs = len(train)*(1 + len(AUGMENTATIONS)), spec['train']['bs']
         if n < bs:
-            raise ValueError(f"{data.name}: {len(data)} images are too few to train the {kind.upper()}: {len(train)} after the hold-out, "
+            raise ValueError(f"{data.name}: {len(data)} images are too few to train the {kind}: {len(train)} after the hold-out, "
                              f"{n} with the augmentations, fewer than one batch of {bs}; bring at least {-(-bs*len(data)//n)} images")
 
 def check_byo_inputs(images, model_a, model_b, # What the user typed: a folder or .npz, two TorchScript files or 'module:name'
@@ -203,8 +203,8 @@ def byo_parser(prog:str='latentnb byo') -> argparse.ArgumentParser:
                    'checkpoints and runs a rerun resumes from')
     p.add_argument('--profile', default='quick', choices=PROFILES,
                    help="budgets of latentnb/profiles.toml: ci (seconds, tests the plumbing), quick (minutes on a CPU), paper (hours)")
-    p.add_argument('--generator', default='both', help="'gan', 'vae' or 'both' (default: both; the report leads with the one whose "
-                   "search finds more valid inputs)")
+    p.add_argument('--generator', default='both', help="'GAN', 'VAE' or 'both', in any case (default: both; the report leads "
+                   "with the one whose search finds more valid inputs)")
     p.add_argument('--shape', type=_shape, help="C,H,W the folder's images are read as, e.g. 3,32,32 (default: the first image's size; "
                    "grey images as C = 1)")
     p.add_argument('--name', help="name of your data in checkpoint and run names (default: the folder's or file's name)")
@@ -219,7 +219,7 @@ def _html(nb_path:Path, html:Path):
 
 def _summary(res:dict) -> list:
     "Lines of the report's counts from results.json"
-    lines = [f"   the report leads with the {res['generator'].upper()}"]
+    lines = [f"   the report leads with the {res['generator']}"]
     for r in res['runs']:
         share = '' if r['valid_share'] is None else f" ({r['valid_share']:.1%})"
         lines.append(f"   {r['run']}: {r['evaluations']} evaluations, {r['triggering']} triggering inputs, "
