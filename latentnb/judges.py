@@ -400,22 +400,25 @@ def judge_controls(judges:Judges, # From `load_judges`
 # %% ../nbs/12_judges.ipynb #2994b79c
 STUDY_DIR = 'studies/giftbench'   # under the project's data folder
 STUDY_CSV, STUDY_IMAGES = 'human_study_MNIST.csv', 'images/mnist_study_images_even_ids.npz'
-STUDY_FILES = {   # vendored, unchanged; provenance in data/studies/README.md (the CSV's pin is `latentnb.giftbench.MTURK_FILES`' too)
+STUDY_FILES = {   # vendored, unchanged; provenance in data/studies/README.md (GIFTbench's `MTURK_FILES` takes the CSV's pin from here)
     STUDY_CSV: 'af23c1f76304a7ba7a5c63e312e5d88707532d1828a3e2e423931960d82617eb',
     STUDY_IMAGES: '735c001bb7209c604d8966ee395c1abee5985ab80eb3eda5eccffdb587f1db79'}
-STUDY_SOURCE = ('github.com/deeptestai/genai_tigs (commit d3f9eb3): the CSV is evaluation_results/MTurk_study_results/'
-                'human_study_MNIST.csv, the images are generated_images/mnist/ matched to its even IDs')
+STUDY_SOURCE = ('github.com/deeptestai/genai_tigs (commit d3f9eb3): the CSVs are evaluation_results/MTurk_study_results/'
+                "human_study_<name>.csv, the images are generated_images/mnist/ matched to the MNIST CSV's even IDs")
 STUDY_META = ('id', 'tool', 'step', 'iteration', 'expected', 'predicted', 'source_file')
 
-def study_file(name:str, # A key of `STUDY_FILES`: `STUDY_CSV` or `STUDY_IMAGES`
-               cfg=None) -> Path:
-    "Path of a vendored file of GIFTbench's MNIST MTurk study under `data/studies/giftbench/`, checked against its pinned sha256"
-    if name not in STUDY_FILES: raise KeyError(f"no vendored study file {name!r}; vendored: {sorted(STUDY_FILES)}")
+def study_file(name:str, # A key of `pins`, e.g. `STUDY_CSV` or `STUDY_IMAGES`
+               cfg=None,
+               pins:dict|None=None # {file: sha256} of vendored GIFTbench study files (None: `STUDY_FILES`, the MNIST study's)
+              ) -> Path:
+    "Path of a vendored file of GIFTbench's MTurk studies under `data/studies/giftbench/`, checked against its pinned sha256"
+    pins = STUDY_FILES if pins is None else pins
+    if name not in pins: raise KeyError(f"no vendored study file {name!r}; vendored: {sorted(pins)}")
     p = active_config(cfg).data_dir/STUDY_DIR/name
     if not p.exists():
-        raise FileNotFoundError(f"{p} is missing: the repository vendors it as data/{STUDY_DIR}/{name} (sha256 {STUDY_FILES[name]}); "
+        raise FileNotFoundError(f"{p} is missing: the repository vendors it as data/{STUDY_DIR}/{name} (sha256 {pins[name]}); "
                                 f"restore it from the repository, or copy it from ../shared/studies/giftbench/ ({STUDY_SOURCE})")
-    verify_sha256(p, STUDY_FILES[name])
+    verify_sha256(p, pins[name])
     return p
 
 def human_study_images(cfg=None) -> tuple:

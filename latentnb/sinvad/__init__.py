@@ -450,8 +450,7 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               variant:str='sinvad', # 'sinvad' (the paper's / authors' GA, the table above) or 'latentnb' (the project's earlier operators)
               sigma_init:float=SINVAD_INIT, # 'sinvad': noise of the initial population
               min_step:float=SINVAD_MIN_STEP, # 'sinvad': a seed stops when its σ falls below this
-              seed:int=0, progress:bool=False,
-             ) -> SinvadResult:
+              seed:int=0, progress:bool=False) -> SinvadResult:
     "SINVAD's GA (Fig. 3) from every seed at once; fitness Eq. 1 (untargeted) or Eq. 4 (`target`)"
     _check_sinvad_variant(variant)
     if pop is not None: check_size('pop', pop, 2, 'crossover needs two parents')
@@ -753,7 +752,8 @@ def detection_job(out_dir, # The job's folder
                   seed:int, # The run's seed (`cfg.seed`)
                   dataset:str='mnist',
                   model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the K×K matrix (10×10 for MNIST)
-                  check:bool=False, # Also rerun the first `n_check` attempts per direction with the GA's stall budget (`stall_generations`)
+                  check:bool=False, # Rerun the first `n_check` attempts per mixed direction with the GA's stall budget
+                                    # (`stall_generations`) too
                  ) -> dict:
     """RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction
     ('matrix', Fig. 14), and optionally the budget check ('check')"""
