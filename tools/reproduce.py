@@ -14,8 +14,10 @@ notebook meets it, and written atomically); `AFTER` names the cross-section need
 (wall-clock budgets) run alone with every core. Among the notebooks that may start, the one heading the longest chain
 (by the last logged wall times) goes first. A failing notebook is reported and the run goes on; the exit status says
 whether all passed. Each finished notebook is logged at once, so Ctrl-C keeps the rows of what finished.
+A notebook still running after `stall_limit` (3x its last logged wall time, at least 15 min) is taken for a hung kernel
+(a lost execute reply; ipykernel is pinned to 6.x for it), killed with its kernel, and run once more.
 """
-import os, sys, time, json, re, argparse, subprocess, tempfile
+import os, sys, time, json, re, argparse, subprocess, tempfile, signal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +56,10 @@ def chain_seconds(names:list, deps:dict, guess:dict) -> dict:
         if n not in memo: memo[n] = guess.get(n, 60.0) + max((f(m) for m in after[n]), default=0.0)
         return memo[n]
     return {n: f(n) for n in names}
+
+def stall_limit(last_s:float|None, floor_s:float=900.0, factor:float=3.0) -> float:
+    "Seconds after which a running notebook counts as hung: `factor` x its last logged wall time, at least `floor_s`"
+    return max(floor_s, factor * (last_s or 0.0))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -94,15 +100,34 @@ def main():
     prio = chain_seconds(nbs, deps, {n: r['seconds'] for n, r in prev.items()})
     tmp = Path(tempfile.mkdtemp(prefix='latentnb-reproduce-'))
     run_id, t_all = f"{commit} {time.strftime('%Y-%m-%d %H:%M')}", time.time()
-    todo, running, done, runs = list(nbs), {}, set(), []
+    todo, running, done, runs, started, retried = list(nbs), {}, set(), [], {}, set()
 
     def start(n):
         env = dict(os.environ, LATENTNB_FIG_LOG=str(tmp/f'{n}.figs'))
         if jobs > 1 and n not in EXCLUSIVE:   # two kernels on two cores: one thread each (a wall-clock notebook alone keeps them all)
             env.setdefault('LATENTNB_THREADS', '1'); env.setdefault('OMP_NUM_THREADS', '1'); env.setdefault('MKL_NUM_THREADS', '1')
         print(f"[{len(done) + len(running) + 1}/{len(nbs)}] {n} ..." + (' (alone: wall-clock budgets)' if n in EXCLUSIVE and jobs > 1 else ''), flush=True)
-        p = subprocess.Popen([sys.executable, __file__, '--one', str(ROOT/'nbs'/n), str(tmp/f'{n}.row'), str(out_dir)], env=env)
+        p = subprocess.Popen([sys.executable, __file__, '--one', str(ROOT/'nbs'/n), str(tmp/f'{n}.row'), str(out_dir)], env=env,
+                             start_new_session=True)   # its own process group: a hung notebook is killed with its kernel
         running[n] = (p, time.strftime('%Y-%m-%d %H:%M'))
+        started[n] = time.time()
+
+    def kill(p):
+        try: os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+        p.wait()
+
+    def watchdog():
+        for n, (p, _) in list(running.items()):
+            limit = stall_limit(prev.get(n, {}).get('seconds'))
+            if p.poll() is None and time.time() - started[n] > limit:
+                kill(p); running.pop(n)
+                if n in retried:
+                    (tmp/f'{n}.row').write_text(json.dumps(dict(ok=False, error=f'hung twice (over {limit:.0f} s each)', seconds=time.time() - started[n])))
+                    running[n] = (p, time.strftime('%Y-%m-%d %H:%M')); continue   # finish() logs it as failed
+                retried.add(n)
+                print(f"    {n}: still running after {limit:.0f} s (3x its last wall time, at least 15 min): killed with its kernel, run once more", flush=True)
+                start(n)
 
     def finish(n):
         p, date = running.pop(n); done.add(n)
@@ -117,6 +142,7 @@ def main():
 
     try:
         while todo or running:
+            watchdog()
             for n in [n for n, (p, _) in running.items() if p.poll() is not None]: finish(n)
             ready = sorted((n for n in todo if deps[n] <= done), key=lambda n: -prio[n])
             alone = any(n in EXCLUSIVE for n in running)
@@ -126,7 +152,7 @@ def main():
                 todo.remove(n); ready.pop(0); start(n); alone = n in EXCLUSIVE
             time.sleep(0.5)
     except KeyboardInterrupt:
-        for p, _ in running.values(): p.terminate()
+        for p, _ in running.values(): kill(p)
         print(f"== interrupted: {len(runs)} notebook(s) finished and are logged in {log.relative_to(ROOT)}", flush=True)
         raise
     wall = time.time() - t_all
