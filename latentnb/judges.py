@@ -4,11 +4,12 @@
 
 # %% auto #0
 __all__ = ['JUDGE_ARCHS', 'JUDGE_CODE', 'JUDGE_SPECS', 'CONTROL_KINDS', 'STUDY_DIR', 'STUDY_CSV', 'STUDY_IMAGES', 'STUDY_FILES',
-           'STUDY_SOURCE', 'STUDY_META', 'PEOPLE_ORDER', 'PEOPLE_STAGES', 'judge_split', 'split_table',
+           'STUDY_SOURCE', 'STUDY_META', 'PEOPLE_ORDER', 'PEOPLE_STAGES', 'VGG_SPEC', 'judge_split', 'split_table',
            'register_judge_arch', 'JudgeResNet', 'WideMLP', 'SepCNN', 'JudgeSpec', 'judge_spec', 'load_judge_member',
            'member_outputs', 'fit_mahalanobis', 'mahalanobis', 'Judges', 'load_judges', 'judge_features', 'JudgeModule',
            'judge_agreement', 'control_images', 'judge_controls', 'study_file', 'human_study_images', 'human_labels',
-           'agreement_table', 'rater_agreement', 'kappa_grid', 'people_split', 'people_check']
+           'agreement_table', 'rater_agreement', 'kappa_grid', 'people_split', 'people_check', 'VGGStyle',
+           'feature_spaces']
 
 # %% ../nbs/12_judges.ipynb #c6ddeed4
 import math, time
@@ -580,3 +581,76 @@ def people_check(judges:Judges, # From `load_judges('mnist')`
         th.append(dict(split=seed, n_cal=len(cal), n_held_out=len(test)) | fitted)
     held = pd.concat(held, ignore_index=True).rename(columns={'accept_verdict': 'accept_judges'})
     return dict(before=before, disagreed=disagreed, held_out=held, summary=_spread(held, by), thresholds=pd.DataFrame(th))
+
+# %% ../nbs/12_judges.ipynb #p12note1
+_PEOPLE = {}
+@patch
+def people_agreement(self:Judges) -> dict|None:
+    """This rule against GIFTbench's raters (MNIST judges; None for another dataset): `n` (images both raters judged alike),
+    `agreement`, `kappa`, `accept_judges`, `accept_people`, and the raters' own `raters_agreement` and `raters_kappa` (whole study)"""
+    if self.dataset != 'mnist': return None
+    key = (id(self), str(self.calibration))
+    if key not in _PEOPLE:
+        x, meta = human_study_images(self.cfg)
+        lab = human_labels(meta, cfg=self.cfg)
+        gt = lab.agreed.to_numpy(bool)
+        t = lab[gt].assign(human=lab.human[gt].astype(bool), judges=self.valid(x)[gt])
+        a, r = agreement_table(t, 'human', 'judges').iloc[-1], rater_agreement(cfg=self.cfg).iloc[-1]
+        _PEOPLE[key] = dict(n=int(a.n), agreement=float(a.agreement), kappa=float(a.kappa), accept_judges=float(a.accept_judges),
+                            accept_people=float(a.accept_human), raters_agreement=float(r.agreement), raters_kappa=float(r.kappa))
+    return _PEOPLE[key]
+
+# %% ../nbs/12_judges.ipynb #p12note2
+@patch
+def people_note(self:Judges) -> str:
+    "One sentence for a results table: how far these judges' validity verdicts agree with people (`people_agreement`)"
+    a, pre = self.people_agreement(), ''
+    if a is None:
+        pre = (f"the {self.dataset} judges are not checked against people (GIFTbench's study rated MNIST digits only); "
+               f"the MNIST judges of profile '{self.cfg.profile}', built the same way: ")
+        try: a = load_judges('mnist', self.cfg).people_agreement()
+        except Exception as e: return pre + f"not available here ({type(e).__name__}: {e})"
+    return (f"Judges vs people: {pre}validity agrees with GIFTbench's MTurk raters on {a['agreement']:.1%} of the {a['n']} "
+            f"study images both raters judged alike (Cohen's κ {a['kappa']:.2f}; judges accept {a['accept_judges']:.0%}, people "
+            f"{a['accept_people']:.0%}); the raters agree with each other on {a['raters_agreement']:.1%} (κ {a['raters_kappa']:.2f})")
+
+# %% ../nbs/12_judges.ipynb #v12vgg01
+def _vgg_block(a, b, n):
+    "`n` 3×3 convolutions (a → b channels) with BN and ReLU"
+    out = []
+    for i in range(n): out += [nn.Conv2d(a if i == 0 else b, b, 3, padding=1, bias=False), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
+    return out
+
+@register_judge_arch
+class VGGStyle(nn.Module):
+    """VGG16's plan for small images: 3×3 conv blocks of 2, 2, 3, 3 layers (w, 2w, 4w, 8w channels; max-pool after the first three),
+    global average pooling, two fully connected layers of `hidden` units (the second: the features, as VGG16's fc7)"""
+    def __init__(self, width:int=16, # Channels of the first block
+                 hidden:int=512, # Units of each fully connected layer (= the feature size)
+                 in_ch:int|None=None, # Input channels (replaces `img_shape[0]` when given)
+                 n_classes:int=10, # Classes (logits)
+                 img_shape:tuple=DEFAULT_SHAPE, # (C, H, W) of the input images
+                ):
+        super().__init__()
+        (c, h, _), w = check_img_shape(img_shape, 'VGGStyle', in_ch=in_ch, **ZOO_RULE), width
+        self.conv = nn.Sequential(*_vgg_block(c, w, 2), nn.MaxPool2d(2), *_vgg_block(w, 2*w, 2), nn.MaxPool2d(2),
+                                  *_vgg_block(2*w, 4*w, 3), nn.MaxPool2d(2), *_vgg_block(4*w, 8*w, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.fc = nn.Sequential(nn.Linear(8*w, hidden), nn.ReLU(inplace=True), nn.Dropout(0.3), nn.Linear(hidden, hidden), nn.ReLU(inplace=True))
+        self.head, self.num_features = nn.Sequential(nn.Dropout(0.3), nn.Linear(hidden, n_classes)), hidden
+        self.img_shape, self.n_classes = (c, h, h), n_classes
+    def features(self, x): return self.fc(self.conv(x))
+    def forward(self, x): return self.head(self.features(x))
+
+VGG_SPEC = JudgeSpec('VGGStyle', lr=3e-3, bs=64, epochs=3, augment='weak', seed=404, weight_decay=1e-5)   # not a member of the judges
+
+# %% ../nbs/12_judges.ipynb #v12vgg02
+def feature_spaces(judges:Judges, # From `load_judges`: its members, its concatenation, and the VGG16-style net of its dataset
+                   vgg:bool=True # Include the VGG16-style network (loaded from its checkpoint, or trained)
+                  ) -> dict:
+    "{name: function images (N, C, H, W) in [0, 1] -> features (N, F)}: the candidate spaces for geometric diversity"
+    member = lambda m: (lambda x: member_outputs(m, x)[1])
+    out = {'pixels': lambda x: _unit(x).flatten(1)}
+    out |= {judges.specs[k].arch: member(m) for k, m in judges.members.items()}
+    out['judges (concatenated)'] = judges.features
+    if vgg: out['VGG16-style'] = member(load_judge_member(VGG_SPEC, judges.dataset, judges.cfg))
+    return out

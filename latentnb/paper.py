@@ -123,7 +123,8 @@ def _data_note(cfg) -> str:
 def paper_vs_ours(rows:list, # Rows made by `claim`
                   section:str|None=None, # Record the table into `figures/results/<section>.json` (usually the notebook's stem)
                   cfg=None,
-                  from_run:bool=True # False: every row is computed from published files alone (no data note; see `claim`)
+                  from_run:bool=True, # False: every row is computed from published files alone (no data note; see `claim`)
+                  judges=None # The `Judges` some rows' verdicts rest on: their agreement with people is printed and recorded too
                  ) -> pd.DataFrame:
     "The 'paper vs ours' table a paper notebook ends with: printed counts of each verdict, recorded with the run's stamp"
     df = pd.DataFrame(rows, columns=['claim', 'paper', 'ours', 'verdict', 'note'])
@@ -136,7 +137,9 @@ def paper_vs_ours(rows:list, # Rows made by `claim`
     print(f"{n.get('holds', 0)} of {len(df)} rows hold, {n.get('does not hold', 0)} do not hold, "
           f"{n.get('not comparable', 0)} not comparable"
           + (f" ({where})" if where else ''))
-    if section: record(section, cfg=cfg, paper_vs_ours=df)
+    note = {} if judges is None else dict(judges_vs_people=judges.people_note())
+    if note: print(note['judges_vs_people'])
+    if section: record(section, cfg=cfg, paper_vs_ours=df, **note)
     return df
 
 def same_direction(ours_a, ours_b, paper_a, paper_b) -> bool|None:

@@ -18,17 +18,30 @@ from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.randomized_argsort import randomized_argsort
 
 # %% ../../nbs/14_nsga2.ipynb #1260e6cd
+_DIRS = {}
+def _direction(d:int) -> np.ndarray:
+    "A fixed random unit vector of length `d` (its own generator: the search's random stream is not touched)"
+    if d not in _DIRS:
+        w = np.random.default_rng(12345).standard_normal(d)
+        _DIRS[d] = w/np.linalg.norm(w)
+    return _DIRS[d]
+
 def _close(X, O, eps:float, below:bool=False) -> np.ndarray:
     "Whether each row of `X` lies within `eps` of a row of `O` (with `below`, `O` is `X` and only earlier rows count)"
     if np.isnan(X).any() or np.isnan(O).any():   # pymoo's way: every distance (a NaN distance is no duplicate)
         D = np.nan_to_num(cdist(X, O), nan=np.inf)
         if below: D[np.triu_indices(len(X))] = np.inf
         return np.any(D <= eps, axis=1)
-    # a pair within eps is within eps in its first value: sort on it, and measure only the pairs that pass
-    order = np.argsort(O[:, 0], kind='stable'); o0 = O[order, 0]
-    lo, hi = np.searchsorted(o0, X[:, 0] - eps, 'left'), np.searchsorted(o0, X[:, 0] + eps, 'right')
+    # a pair within eps is within eps along any unit direction w: sort on the projections X·w (a fixed random w, as
+    # offspring share whole coordinates with their parents), widen the window by a bound on the projections' rounding,
+    # and measure only the pairs that pass
+    w = _direction(X.shape[1])
+    px, po = X @ w, O @ w
+    tol = eps + 1e-9*(1.0 + max(np.abs(X).max(initial=0), np.abs(O).max(initial=0)))
+    order = np.argsort(po, kind='stable'); o0 = po[order]
+    lo, hi = np.searchsorted(o0, px - tol, 'left'), np.searchsorted(o0, px + tol, 'right')
     out = np.zeros(len(X), bool)
-    for i in np.flatnonzero(hi > lo):
+    for i in np.flatnonzero(hi - lo > below):   # with `below`, each row's window holds the row itself: look only past it
         j = order[lo[i]:hi[i]]
         if below: j = j[j < i]
         if len(j): out[i] = np.any(cdist(X[i:i + 1], O[j])[0] <= eps)
