@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['PUBLISHED_SHA256', 'VERDICTS', 'published_path', 'published_heading', 'published_section', 'published_table', 'pnum',
-           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'paper_numbers', 'is_paper_number', 'clauses',
-           'history_unchecked', 'known_commits', 'prose_hits_md', 'prose_hits']
+           'settings_table', 'claim', 'paper_vs_ours', 'same_direction', 'directional_verdict', 'paper_numbers',
+           'is_paper_number', 'clauses', 'history_unchecked', 'known_commits', 'prose_hits_md', 'prose_hits']
 
 # %% ../nbs/04_paper.ipynb #fed1a42c
 import functools, json, math, re, subprocess, warnings
@@ -148,6 +148,46 @@ def same_direction(ours_a, ours_b, paper_a, paper_b) -> bool|None:
     except (TypeError, ValueError): return None
     if any(math.isnan(d) for d in (d1, d2)) or d1 == 0 or d2 == 0: return None
     return (d1 > 0) == (d2 > 0)
+
+# %% ../nbs/04_paper.ipynb #d04dir01
+def directional_verdict(a, b, # One value per independent unit for each side (e.g. DiffGAN's and DRfuzz's count per run)
+                        expect:int=1, # The paper's direction: +1 (a above b) or -1 (a below b)
+                        test:str='wilcoxon', # 'wilcoxon' or 'sign' (paired by position), 'mannwhitney' (unpaired)
+                        alpha:float=0.05, # Two-sided significance level
+                        min_n:int=3, # Fewer independent units (pairs, or values per side): inconclusive
+                        units=None # The unit of each value (paired: one per pair; else of `a` then `b`): none may repeat
+                       ) -> tuple:
+    "(holds: True, False or None, the test in words): the paper's direction significant, the opposite significant, or neither"
+    import numpy as np
+    from scipy import stats as sps
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    if expect not in (1, -1): raise ValueError(f"expect must be +1 or -1 (the paper's direction), got {expect!r}")
+    if test not in ('wilcoxon', 'sign', 'mannwhitney'): raise ValueError(f"test must be 'wilcoxon', 'sign' or 'mannwhitney', got {test!r}")
+    paired = test != 'mannwhitney'
+    if paired and len(a) != len(b): raise ValueError(f"a paired test needs one value of each side per unit, got {len(a)} and {len(b)}")
+    if units is not None:
+        u = list(units); n_exp = len(a) if paired else len(a) + len(b)
+        if len(u) != n_exp: raise ValueError(f"units must name the unit of each of the {n_exp} values, got {len(u)}")
+        rep = sorted({x for x in u if u.count(x) > 1}, key=str)
+        if rep: raise ValueError(f"pseudo-replication: unit(s) {rep[:5]} give more than one value; the run is the unit, so average "
+                                 f"the values within each unit (subsets or resamples of one run) before testing")
+    ok = ~(np.isnan(a) | np.isnan(b)) if paired else None
+    if paired: a, b = a[ok], b[ok]
+    else: a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    n = len(a) if paired else min(len(a), len(b))
+    if n < min_n: return None, f"{n} independent unit(s), fewer than {min_n}: inconclusive"
+    if test == 'sign':
+        w, l = int((a > b).sum()), int((a < b).sum())
+        p = sps.binomtest(w, w + l, 0.5).pvalue if w + l else 1.0
+        d, words = np.sign(w - l), f"sign test: a above b in {w}, below in {l} of {n} (ties {n - w - l}), p = {p:.3g}"
+    elif test == 'wilcoxon':
+        p = sps.wilcoxon(a, b).pvalue if np.any(a != b) else 1.0
+        d, words = np.sign(np.median(a - b)), f"Wilcoxon signed-rank over {n} pairs, median a − b = {np.median(a - b):+.3g}, p = {p:.3g}"
+    else:
+        p = sps.mannwhitneyu(a, b).pvalue
+        d, words = np.sign(np.median(a) - np.median(b)), f"Mann-Whitney over {len(a)} vs {len(b)}, p = {p:.3g}"
+    if p >= alpha or d == 0: return None, words + f" (not significant at {alpha:g}: inconclusive)"
+    return bool(d == expect), words
 
 # %% ../nbs/04_paper.ipynb #e3bd3eaf
 _STRIP = [re.compile(p, re.S) for p in (r'```.*?```', r'``.*?``', r'`[^`]*`', r'\$\$.*?\$\$', r'\$[^$\n]*\$',   # code and math,

@@ -92,10 +92,11 @@ def holm(pvalues, # p-values of a family of tests
 
 # %% ../nbs/55_stats.ipynb #403ab8b4
 def coefficient_of_variation(x, # Values (e.g. a method's counts over runs)
+                             ddof:int=1 # 1: the sample standard deviation; 0: the population's (numpy's default, as DiffGAN's Table 4)
                             ) -> float:
-    "CV = s / x̄ with the sample standard deviation (ddof=1); NaN for fewer than 2 values or a zero mean"
+    "CV = SD / x̄ (SD with `ddof`); NaN for fewer than 2 values or a zero mean"
     x = np.asarray(x, dtype=np.float64).ravel()
-    return float(np.std(x, ddof=1)/np.mean(x)) if len(x) >= 2 and np.mean(x) != 0 else float('nan')
+    return float(np.std(x, ddof=ddof)/np.mean(x)) if len(x) >= 2 and np.mean(x) != 0 else float('nan')
 
 # %% ../nbs/55_stats.ipynb #1aea8994
 def cochran_sample_size(population:int|None, # Size N of the finite population (None or 0: infinite)
