@@ -116,9 +116,13 @@ def count_at(history:pd.DataFrame, # A run's history (columns seconds, unique)
              t:float # Time in seconds
             ) -> int:
     "Unique triggering inputs found within the first `t` seconds of a run (0 before its first iteration)"
+    return _last_at(history, t, 'unique')
+
+def _last_at(history, t, col):
+    "Column `col` of a run's history as it stood after its first `t` seconds (0 before its first iteration)"
     if history is None or len(history) == 0: return 0
     h = history[history.seconds <= t]
-    return int(h.unique.iloc[-1]) if len(h) else 0
+    return int(h[col].iloc[-1]) if len(h) else 0
 
 def gen_at(history:pd.DataFrame, # A run's history (columns gen, seconds)
            t:float # Time in seconds
@@ -133,9 +137,7 @@ def evals_at(history:pd.DataFrame, # A run's history (columns evals, seconds)
              t:float # Time in seconds
             ) -> int:
     "Evaluations a run had made within its first `t` seconds (0: none recorded)"
-    if history is None or len(history) == 0: return 0
-    h = history[history.seconds <= t]
-    return int(h.evals.max()) if len(h) else 0
+    return _last_at(history, t, 'evals')
 
 def gen_at_evals(history:pd.DataFrame, # A run's history (columns gen, evals)
                  e:int # Evaluations
