@@ -171,6 +171,7 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
     "(holds: True, False or None, the test in words): the paper's direction significant, the opposite significant, or neither"
     import numpy as np
     from scipy import stats as sps
+    from latentnb.stats import wilcoxon_test
     a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
     if expect not in (1, -1): raise ValueError(f"expect must be +1 or -1 (the paper's direction), got {expect!r}")
     if test not in ('wilcoxon', 'sign', 'mannwhitney'): raise ValueError(f"test must be 'wilcoxon', 'sign' or 'mannwhitney', got {test!r}")
@@ -192,7 +193,8 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
         p = sps.binomtest(w, w + l, 0.5).pvalue if w + l else 1.0
         d, words = np.sign(w - l), f"sign test: a above b in {w}, below in {l} of {n} (ties {n - w - l}), p = {p:.3g}"
     elif test == 'wilcoxon':
-        p = sps.wilcoxon(a, b).pvalue if np.any(a != b) else 1.0
+        p = wilcoxon_test(a, b)[1]
+        p = 1.0 if np.isnan(p) else p   # no non-zero difference
         d, words = np.sign(np.median(a - b)), f"Wilcoxon signed-rank over {n} pairs, median a − b = {np.median(a - b):+.3g}, p = {p:.3g}"
     else:
         p = sps.mannwhitneyu(a, b).pvalue

@@ -95,8 +95,7 @@ def feature_control(spaces:dict, # {name: function images (N, C, H, W) in [0, 1]
         idx = [rng.choice(len(fr), m, replace=False) for _ in range(k)]
         gr, gd = (np.array([geometric_diversity(v[i]) for i in idx]) for v in (fr, fd))
         gg = np.array([geometric_diversity(fg[rng.choice(len(fg), m, replace=False)]) for _ in range(k)])
-        share = float((gr > gd).mean())
+        share, nearer = float((gr > gd).mean()), bool(abs(gg.mean() - gr.mean()) < abs(gd.mean() - gr.mean()))
         rows.append(dict(space=name, features=fr.shape[1], n=m, GD_real=gr.mean(), GD_distorted=gd.mean(), GD_generated=gg.mean(),
-                         real_above_distorted=share, generated_nearer_real=bool(abs(gg.mean() - gr.mean()) < abs(gd.mean() - gr.mean())),
-                         passes=bool(share >= min_share and abs(gg.mean() - gr.mean()) < abs(gd.mean() - gr.mean()))))
+                         real_above_distorted=share, generated_nearer_real=nearer, passes=share >= min_share and nearer))
     return pd.DataFrame(rows)
