@@ -147,6 +147,25 @@ def test_no_ratings_means_no_result(folder):
     with pytest.raises(RealismError, match='no answers to analyse'): realism_stats(read_answers(folder))
     rows = fig3_claims(None, published_section('2.5 Manual realism'), ['DLFuzz', 'DeepXplore'])
     assert [r['verdict'] for r in rows] == ['not comparable']*5 and {r['note'] for r in rows} == {'no ratings collected'}
+    assert {r['why'] for r in rows} == {'scale (a study with ratings)'}
+
+
+def _ranked_stats(per_rater):
+    "A `realism_stats`-shaped dict from per-rater mean ranks (rows: raters, columns: methods), enough for `fig3_claims`"
+    pr = pd.DataFrame(per_rater)
+    per = pd.DataFrame(dict(mean_rank=pr.mean(), mean_score=3.5)).sort_values('mean_rank')
+    return dict(per_method=per, per_rater=pr[per.index.tolist()], raters=len(pr), trials=len(pr))
+
+
+def test_ranking_rows_test_the_raters_not_the_means():
+    text, base = published_section('2.5 Manual realism'), ['DLFuzz', 'DeepXplore']
+    ranks = lambda n: {'Argus-0.1': [1.0]*n, 'Argus-0.2': [2.0]*n, 'Argus-0.3': [3.0]*n, 'DLFuzz': [4.0]*n, 'DeepXplore': [5.0]*n}
+    rows = fig3_claims(_ranked_stats(ranks(8)), text, base)
+    assert [r['verdict'] for r in rows[:2]] == ['holds', 'holds'] and 'sign test' in rows[0]['note']
+    few = fig3_claims(_ranked_stats(ranks(3)), text, base)       # first by the means, but 3 raters cannot decide it
+    assert [r['verdict'] for r in few[:2]] == ['not comparable']*2 and few[0]['why'] == 'scale (more raters)'
+    swapped = ranks(8); swapped['Argus-0.1'], swapped['Argus-0.2'] = swapped['Argus-0.2'], swapped['Argus-0.1']
+    assert fig3_claims(_ranked_stats(swapped), text, base)[0]['verdict'] == 'does not hold'
 
 
 def test_study_folder_is_configurable(tmp_path, monkeypatch):

@@ -405,7 +405,8 @@ def _refresh(self:RealismForm, note:str):
 # %% ../../nbs/63_argus_realism.ipynb #3228fc23
 def realism_stats(ans:pd.DataFrame # `read_answers` output (at least one answered trial)
                  ) -> dict:
-    "`per_method` (mean rank and score, score shares), `friedman` (ranks), `pairwise` (Wilcoxon with Holm, Cliff's δ) from the answers"
+    ("`per_method` (mean rank and score, score shares), `friedman` (ranks), `pairwise` (Wilcoxon with Holm, Cliff's δ) from the answers, "
+     "and `per_rater` (each rater's mean rank of each method: the independent units of the paper-vs-ours verdicts)")
     if ans.empty: raise RealismError("no answers to analyse: no rater has submitted a trial yet (nothing is simulated)")
     g = ans.groupby('method')
     per = g.agg(mean_rank=('rank', 'mean'), sd_rank=('rank', 'std'), mean_score=('score', 'mean'), answers=('rank', 'size'),
@@ -431,7 +432,8 @@ def realism_stats(ans:pd.DataFrame # `read_answers` output (at least one answere
     for v in ('rank', 'score'):
         sel = (pw.metric == v) & pw.p.notna()
         if sel.any(): pw.loc[sel, 'p_holm'] = holm(pw.loc[sel, 'p'].to_numpy())
-    return dict(per_method=per, friedman=friedman, pairwise=pw, raters=int(ans.rater.nunique()), trials=n)
+    per_rater = ans.pivot_table(index='rater', columns='method', values='rank')[methods]
+    return dict(per_method=per, friedman=friedman, pairwise=pw, raters=int(ans.rater.nunique()), trials=n, per_rater=per_rater)
 
 def realism_figure(st:dict, # `realism_stats` output
                    title:str='Realism of the inputs (as the paper\'s Fig. 3)'):
@@ -472,17 +474,27 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
     rows = [('Argus-0.1 is ranked most realistic', said['best']), ('Argus-0.2 is ranked second', said['best']),
             ('Argus-0.3 has a mean score above 3', said['score']), ("most baselines' mean scores are below 2", said['base_score']),
             ('every baseline has a mean rank of at least M − 2 (5 of 7)', "baselines' " + said['base_rank'])]
-    if st is None: return [claim(w, p, 'no ratings', None, 'no ratings collected') for w, p in rows]
+    if st is None: return [claim(w, p, 'no ratings', None, 'no ratings collected', why='scale', decides='a study with ratings') for w, p in rows]
     per = st['per_method']
     order = per.index.tolist(); m = len(order)
     def have(*ms):
         miss = [x for x in ms if x not in per.index]
         return f"{', '.join(miss)} not in this study" if miss else ''
+    words = {}
+    def _ranked_above(a, others):
+        "Whether raters rank `a` above every method of `others` (directional_verdict per pair, each rater's mean ranks paired): True, False or None"
+        from latentnb.paper import directional_verdict
+        pr, hs = st['per_rater'], []
+        for b in others:
+            k = pr[[a, b]].dropna()
+            h, words[a, b] = directional_verdict(k[a].to_numpy(), k[b].to_numpy(), expect=-1, test='sign', units=list(k.index))
+            hs.append(h)
+        return False if False in hs else None if None in hs else True
     out = []
     for (w, p), needs, f in zip(rows, [('Argus-0.1',), ('Argus-0.2',), ('Argus-0.3',), tuple(baselines), tuple(baselines)],
-                                [lambda: (order[0] == 'Argus-0.1', f"ranked 1st: {order[0]} (mean rank {per.mean_rank.iloc[0]:.2f})"),
-                                 lambda: (len(order) > 1 and order[1] == 'Argus-0.2',
-                                          f"ranked 2nd: {order[1]} (mean rank {per.mean_rank.iloc[1]:.2f})"),
+                                [lambda: (_ranked_above('Argus-0.1', [x for x in order if x != 'Argus-0.1']), f"ranked 1st: {order[0]} (mean rank {per.mean_rank.iloc[0]:.2f})"),
+                                 lambda: (_ranked_above('Argus-0.2', [x for x in order if x not in ('Argus-0.1', 'Argus-0.2')]),
+                                          f"ranked 2nd: {order[1]} (mean rank {per.mean_rank.iloc[1]:.2f})" if m > 1 else 'one method'),
                                  lambda: (per.loc['Argus-0.3', 'mean_score'] > 3, f"mean score {per.loc['Argus-0.3', 'mean_score']:.2f}"),
                                  lambda: ((per.loc[list(baselines), 'mean_score'] < 2).mean() > 0.5,
                                           ', '.join(f"{b} {per.loc[b, 'mean_score']:.2f}" for b in baselines)),
@@ -490,8 +502,10 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
                                           ', '.join(f"{b} {per.loc[b, 'mean_rank']:.2f}" for b in baselines) + f" of 1–{m}")]):
         miss = have(*needs)
         if miss: out.append(claim(w, p, 'not measured', None, miss)); continue
-        h, ours = f()
-        out.append(claim(w, p, ours, bool(h), f"{st['raters']} rater(s), {st['trials']} answered trials"))
+        words.clear(); h, ours = f()
+        note = f"{st['raters']} rater(s), {st['trials']} answered trials" + ''.join(f"; vs {b}: {t}" for (_, b), t in words.items())
+        if h is None: out.append(claim(w, p, ours, None, note + ' (each rater a unit: inconclusive)', why='scale', decides='more raters')); continue
+        out.append(claim(w, p, ours, bool(h), note))
     return out
 
 # %% ../../nbs/63_argus_realism.ipynb #450283ac
