@@ -163,7 +163,7 @@ def same_direction(ours_a, ours_b, paper_a, paper_b) -> bool|None:
 # %% ../nbs/04_paper.ipynb #d04dir01
 def directional_verdict(a, b, # One value per independent unit for each side (e.g. DiffGAN's and DRfuzz's count per run)
                         expect:int=1, # The paper's direction: +1 (a above b) or -1 (a below b)
-                        test:str='wilcoxon', # 'wilcoxon' or 'sign' (paired by position), 'mannwhitney' (unpaired)
+                        test:str='wilcoxon', # 'wilcoxon' or 'sign' (paired by position), 'mannwhitney' or 'welch' (unpaired)
                         alpha:float=0.05, # Two-sided significance level
                         min_n:int=3, # Fewer independent units (pairs, or values per side): inconclusive
                         units=None # The unit of each value (paired: one per pair; else of `a` then `b`): none may repeat
@@ -174,8 +174,9 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
     from latentnb.stats import wilcoxon_test
     a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
     if expect not in (1, -1): raise ValueError(f"expect must be +1 or -1 (the paper's direction), got {expect!r}")
-    if test not in ('wilcoxon', 'sign', 'mannwhitney'): raise ValueError(f"test must be 'wilcoxon', 'sign' or 'mannwhitney', got {test!r}")
-    paired = test != 'mannwhitney'
+    if test not in ('wilcoxon', 'sign', 'mannwhitney', 'welch'):
+        raise ValueError(f"test must be 'wilcoxon', 'sign', 'mannwhitney' or 'welch', got {test!r}")
+    paired = test not in ('mannwhitney', 'welch')
     if paired and len(a) != len(b): raise ValueError(f"a paired test needs one value of each side per unit, got {len(a)} and {len(b)}")
     if units is not None:
         u = list(units); n_exp = len(a) if paired else len(a) + len(b)
@@ -195,7 +196,13 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
     elif test == 'wilcoxon':
         p = wilcoxon_test(a, b)[1]
         p = 1.0 if np.isnan(p) else p   # no non-zero difference
-        d, words = np.sign(np.median(a - b)), f"Wilcoxon signed-rank over {n} pairs, median a − b = {np.median(a - b):+.3g}, p = {p:.3g}"
+        dd = (a - b)[a != b]; rk = sps.rankdata(np.abs(dd))   # the direction of the test itself: positive minus negative rank sums
+        d = np.sign(rk[dd > 0].sum() - rk[dd < 0].sum()) if len(dd) else 0.0
+        words = f"Wilcoxon signed-rank over {n} pairs, median a − b = {np.median(a - b):+.3g}, p = {p:.3g}"
+    elif test == 'welch':
+        p = sps.ttest_ind(a, b, equal_var=False).pvalue
+        p = 1.0 if np.isnan(p) else p   # no spread and equal means
+        d, words = np.sign(a.mean() - b.mean()), f"Welch's t over {len(a)} vs {len(b)} runs, means {a.mean():.4g} vs {b.mean():.4g}, p = {p:.3g}"
     else:
         p = sps.mannwhitneyu(a, b).pvalue
         d, words = np.sign(np.median(a) - np.median(b)), f"Mann-Whitney over {len(a)} vs {len(b)}, p = {p:.3g}"
