@@ -385,3 +385,47 @@ def test_sinvad_sigma_resets_to_the_given_sigma(toy):
     assert res.details.found.any()                                                    # some σ was reset
     powers = torch.tensor([0.3*0.7**k for k in range(13)])
     assert all(torch.isclose(powers, v).any() for v in s.sig.flatten())
+
+
+# --- the authors' rule (gen_bound_imgs.py): ranking by fitness alone, ties to the newest, 20 parents, the last generation's best parent
+from latentnb.sinvad import SINVAD_RULES, authors_order
+from latentnb.search import Objective
+from latentnb.search.loop import run_to_end
+
+
+def test_authors_order_is_pythons_stable_reverse_sort():
+    import random
+    rnd = random.Random(0)
+    for _ in range(300):
+        n = rnd.randint(2, 40); k = rnd.randint(1, n)
+        s = [rnd.choice([0.5, 1.0, 2.0, float('inf')]) for _ in range(n)]
+        assert authors_order(torch.tensor(s))[:k].tolist() == sorted(range(n), key=lambda i: s[i], reverse=True)[-k:][::-1]
+
+
+def test_authors_rule_parents_and_checks():
+    assert SINVAD_RULES == ('guided', 'authors')
+    assert [sinvad_parents(p, 'authors') for p in (50, 20, 12)] == [20, 8, 4] and sinvad_parents(50) == 10
+    assert SinvadGA(rule='authors').elite == 20 and SinvadGA().elite == 10
+    with pytest.raises(ValueError, match="rule 'authors' goes with variant 'sinvad'"): SinvadGA(variant='latentnb', rule='authors')
+    with pytest.raises(ValueError, match='rule must be one of'): sinvad_parents(50, 'x')
+
+
+class Seen(SinvadGA):
+    "SinvadGA keeping the population of each generation it asks for"
+    def ask(self, space, objective):
+        b = super().ask(space, objective); self.seen.append(self.P.clone()); return b
+
+
+def test_authors_rule_returns_the_newest_when_nothing_crosses(toy):
+    space, _, x = toy
+    ga = Seen(seeds=space.encode(x).float(), labels=torch.zeros(len(x), dtype=torch.long), pop=7, generations=5, rule='authors'); ga.seen = []
+    r = run_to_end(ga, space, Objective('misclassification', lambda im: torch.tensor([[.8, .1, .1]]).expand(len(im), 3)), seed=2)
+    assert not r.found.any() and len(ga.seen) == 5
+    assert torch.equal(r.v, ga.seen[-1][:, -1])                                       # parent_pop[-1]: the newest individual
+
+
+def test_authors_rule_finds_on_toy(toy):
+    space, clf, x = toy
+    r = ga_search(space, clf, x, pop=20, generations=40, sigma_init=0.5, rule='authors')
+    assert r.found.any() and (r.label[r.found] != r.seed_label[r.found]).all() and torch.isfinite(r.distance[r.found]).all()
+    assert torch.equal(r.distance, ga_search(space, clf, x, pop=20, generations=40, sigma_init=0.5, rule='authors').distance)

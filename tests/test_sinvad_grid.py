@@ -68,13 +68,18 @@ def test_boundary_grid_reopens_and_matches_the_direct_search(tmp_path):
     cfg = load_config('ci', seed_all=False); B = cfg.budget('sinvad_boundary')
     jobs = boundary_jobs('ci', tmp_path, seed=cfg.seed)
     assert [j.kwargs['dataset'] for j in jobs] == list(B.datasets) and len({j.key for j in jobs}) == len(jobs)
+    assert [j.kwargs['rule'] for j in jobs] == ['authors']*len(jobs)
+    both = boundary_jobs('ci', tmp_path, seed=cfg.seed, rules=('authors', 'guided'))
+    assert [(j.kwargs['dataset'], j.kwargs['rule']) for j in both] == [(ds, r) for ds in B.datasets for r in ('authors', 'guided')]
+    assert both[0].key == jobs[0].key and both[1].out_dir.name == f'boundary-{B.datasets[0]}-guided' and len({j.key for j in both}) == len(both)
     gr = run_twice(jobs)
     ds, job, res = B.datasets[0], jobs[0], gr.results[0]
     clf, vae = model_under_test(ds, cfg=cfg), load_vae(ds, 'mlp', cfg=cfg, progress=False)
     xt, yt = load_dataset(ds, 'test', n=B.n_test)
     r, t = load_result(job.out_dir)
     assert torch.equal(t['p_test'], predict_proba(clf, xt)) and res['acc'] == float((t['p_test'].argmax(1) == yt).float().mean())
-    same_result(r, ga_search(latent_space(vae), clf, xt[t['seeds']], pop=B.population, generations=B.generations, seed=cfg.seed))
+    same_result(r, ga_search(latent_space(vae), clf, xt[t['seeds']], pop=B.population, generations=B.generations, seed=cfg.seed,
+                             rule='authors'))   # RQ2's primary rows: the authors' ranking and output
     assert res['found'] == int(r.found.sum()) and res['n_seeds'] == len(t['seeds'])
 
 
@@ -91,11 +96,13 @@ def test_detection_grid_reopens_and_matches_the_direct_search(tmp_path):
     job, res = next((j, r) for j, r in zip(jobs, gr.results) if j.kwargs['model_seed'] == 0 and j.kwargs['check'] and j.kwargs['alpha'] > 0)
     for name, n, dirs, generations in (('mixed', B.n_attempts, mixed_directions(pairs), B.generations),
                                        ('matrix', B.n_matrix, None, B.generations),
-                                       ('check', B.n_check, mixed_directions(pairs), stall_generations())):
+                                       ('check', B.n_check, mixed_directions(pairs), stall_generations()),
+                                       ('check-guided', B.n_check, mixed_directions(pairs), stall_generations())):
         seed_idx, src, tgt = detection_attempts(models[0.0], xt, yt, n, dirs, seed=cfg.seed)
         r, t = load_result(job.out_dir, name)
         for k, v in dict(seed_idx=seed_idx, src=src, tgt=tgt).items(): assert torch.equal(t[k], v), (name, k)
-        same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, generations))
+        rule = 'guided' if name.endswith('-guided') else 'authors'
+        same_result(r, escape_search(space, models[job.kwargs['alpha']], xt[seed_idx], tgt, B, cfg.seed, generations, rule=rule))
         assert res[name] == dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
 
 

@@ -4,14 +4,15 @@
 
 # %% auto #0
 __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 'SINVAD_INIT', 'SINVAD_P_RESET',
-           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'MIX_CODE', 'RESULT_FIELDS', 'sinvad_settings',
-           'latent_space', 'pixel_space', 'model_under_test', 'penultimate', 'zoo_model', 'centroid_pairs',
-           'between_clusters', 'sinvad_distance', 'sinvad_fitness', 'ranking_key', 'sinvad_parents', 'sinvad_sigma',
-           'sinvad_offspring', 'SinvadResult', 'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search',
-           'judge_reading', 'hill_climb', 'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs',
-           'confusion', 'mix_spec', 'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job',
-           'boundary_jobs', 'mixed_directions', 'detection_attempts', 'stall_generations', 'escape_search',
-           'detection_job', 'detection_jobs']
+           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'SINVAD_RULES', 'SINVAD_AUTHORS_PARENTS', 'MIX_CODE',
+           'RESULT_FIELDS', 'sinvad_settings', 'sinvad_ga_rows', 'latent_space', 'pixel_space', 'model_under_test',
+           'penultimate', 'zoo_model', 'centroid_pairs', 'between_clusters', 'sinvad_distance', 'sinvad_fitness',
+           'ranking_key', 'sinvad_parents', 'authors_order', 'sinvad_sigma', 'sinvad_offspring', 'SinvadResult',
+           'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search', 'judge_reading', 'hill_climb',
+           'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs', 'confusion', 'mix_spec',
+           'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job', 'boundary_jobs',
+           'mixed_directions', 'detection_attempts', 'stall_generations', 'escape_search', 'detection_job',
+           'detection_jobs']
 
 # %% ../../nbs/51_sinvad.ipynb #ec23ce89
 import inspect, math
@@ -36,6 +37,8 @@ from ..search import (INFEASIBLE, Batch, Objective, Space, Strategy, _latent_mas
 def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
                     rows:list=(), # The notebook's own (setting, paper, here[, note]) rows
                     dataset:str='mnist', # Dataset of the notebook's model under test
+                    pop:int=50, # The notebook's GA population (its parents follow from it; 50: the authors' pop_size)
+                    ga:bool=True, # Whether the notebook runs the GA (False: the GA rows say it does not)
                    ):
     "SINVAD's 'paper vs here' table: §5.1's data, VAE and classifier next to this profile's, then the notebook's rows"
     from latentnb.paper import published_table, settings_table
@@ -48,10 +51,28 @@ def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
         ('VAE', P['VAE (MNIST)'], f"MLP {n_pix} → {V.hidden} → latent {V.latent_mlp}; conv VAE latent {V.latent_conv}",
          '`latentnb.generators.vae.load_vae`'),
         ('classifier', P['classifier'], 'LeNet-5 of the zoo (pair 3, Adam)', '`model_under_test`'),
-        ('GA', P['GA'], "`ga_search(variant='sinvad')`: σ reset to 0.1, ×0.7 when the best does not improve; parents from the top 10; "
-         'single-point crossover; binomial reset (p 0.5) to the seed; L1 distance; stop when σ < 1e-3',
-         "notebook 51 gives each operator's source (`SinvadGA`); `variant='latentnb'` = the earlier operators"),
+        *(sinvad_ga_rows(P['GA'], pop) if ga else [('GA', P['GA'], 'not run: this notebook has no search', '')]),
         *rows])
+
+def sinvad_ga_rows(paper_ga:str, # §5.1's GA row
+                   pop:int=50, # The GA population of the notebook (50: the authors' pop_size)
+                  ) -> list:
+    "The GA's settings rows: the operators, then the primary rule ('authors') and the tuned one ('guided'), each deviation said"
+    from latentnb.sinvad import sinvad_parents   # defined further down this module
+    a, g = sinvad_parents(pop, 'authors'), sinvad_parents(pop, 'guided')
+    return [
+        ('GA operators', paper_ga, "`ga_search(variant='sinvad')`: initial noise 0.7; σ reset to 0.1, ×0.7 when the best does not improve; "
+         'single-point crossover; mutation of the genes that differ from the seed; binomial reset (p 0.5) to the seed; L1 distance; stop when σ < 1e-3',
+         "the authors' gen_bound_imgs.py where the paper is silent (notebook 51 gives each operator's source)"),
+        ('GA rule, primary rows', "paper: parents 'top 10', ranking and output not stated; authors' code: best_left = 20 of pop_size = 50, "
+         'ranking by fitness alone (stable sort: ties to the newest children), output parent_pop[-1]',
+         f"rule 'authors': {a} parents of {pop}, ranking and output as the authors' code",
+         "deviation from the paper's text: 20 parents, not 10 (the published numbers came from the authors' code)"
+         + ('' if pop >= 50 else f"; population {pop} < 50: their ratio 20/50 gives {a}")),
+        ('GA rule, tuned rows (labelled)', "neither", f"rule 'guided': {g} parents of {pop} (the paper's top 10), the not-crossed ranked by the "
+         "seed label's probability, output the best candidate seen",
+         "deviates from the authors' code in all three (ranking, parents, output); the project's improvement, shown second"),
+    ]
 
 # %% ../../nbs/51_sinvad.ipynb #1e623f7e
 def latent_space(vae:nn.Module) -> Space:
@@ -161,14 +182,34 @@ SINVAD_INIT = 0.7        # authors' code: init_pop = img_enc + 0.7·randn (the p
 SINVAD_P_RESET = 0.5     # authors' code: Binomial(probs=0.5) reset mask (the paper: "a binomial mask", no p)
 SINVAD_MIN_STEP = 1e-3   # authors' code: stop when mut_size < 1e-3
 SINVAD_POP, SINVAD_GENERATIONS = 50, 500   # authors' code: pop_size = 50, gen_num = 500
+# 'sinvad' ranks, keeps parents and reports by one of two rules: 'guided' (the project's: ∞s ranked by the seed label's
+# probability, the top 10 parents, the best candidate seen) or 'authors' (gen_bound_imgs.py as published: fitness alone, ties
+# to the newest individuals, best_left = 20 parents, the last generation's best-ranked parent)
+SINVAD_RULES = ('guided', 'authors')
+SINVAD_AUTHORS_PARENTS = 20   # authors' code: best_left = 20 (the paper's text says 10; its published numbers came from the code)
 
 def _check_sinvad_variant(variant):
     if variant not in SINVAD_VARIANTS: raise ValueError(f"variant must be one of {', '.join(SINVAD_VARIANTS)}, got {variant!r}")
 
-def sinvad_parents(pop:int # Population size
+def _check_sinvad_rule(rule, variant='sinvad'):
+    if rule not in SINVAD_RULES: raise ValueError(f"rule must be one of {', '.join(SINVAD_RULES)}, got {rule!r}")
+    if rule == 'authors' and variant != 'sinvad': raise ValueError(f"rule 'authors' goes with variant 'sinvad', got {variant!r}")
+
+def sinvad_parents(pop:int, # Population size
+                   rule:str='guided', # 'guided': the paper's text (10); 'authors': the authors' code (best_left = 20)
                   ) -> int:
-    "Parents of the paper's GA: its top 10 for a population of 20 or more, else half the population (at least 2)"
+    """Parents of the paper's GA. 'guided': its top 10 for a population of 20 or more, else half the population (at least 2);
+    'authors': 20 for the authors' population of 50 or more, else their ratio 20/50 of the population (at least 2)"""
+    _check_sinvad_rule(rule)
+    if rule == 'authors': return SINVAD_AUTHORS_PARENTS if pop >= SINVAD_POP else max(2, 2*pop//5)
     return SINVAD_PARENTS if pop >= 2*SINVAD_PARENTS else max(2, pop//2)
+
+def authors_order(key:torch.Tensor # Fitness per individual (…, pop), lower is better, in population order
+                 ) -> torch.Tensor:
+    """Ranking (…, pop), best first, as the authors' `sorted(range(pop), key=score, reverse=True)[-k:]` read from its end:
+    ascending fitness, equal fitness (e.g. every ∞: nothing crossed) with the later population position first"""
+    pop = key.shape[-1]
+    return (pop - 1) - torch.sort(key.flip(-1), dim=-1, stable=True).indices
 
 def sinvad_sigma(sigma:torch.Tensor, # Current σ per seed (…)
                  best:torch.Tensor, # Best fitness of this generation per seed (…), ∞ while nothing crossed
@@ -231,7 +272,11 @@ class SinvadGA(Strategy):
     """SINVAD's GA (`variant`: 'sinvad' = the paper's / authors' operators, 'latentnb' = the project's earlier ones), up to
     `generations` generations per round. Without `seeds`: `n_seeds` seeds drawn from the space per round, ranked by the objective
     (`rank_key`), round after round until the budget is spent. With `seeds`: one round from them, ranked by Eq. 1 / Eq. 4 on the
-    objective's probabilities (`sinvad_fitness`, `ranking_key`); then it ends and reports a `SinvadResult` (`ga_search`)"""
+    objective's probabilities (`sinvad_fitness`, `ranking_key`); then it ends and reports a `SinvadResult` (`ga_search`).
+    `rule` ('sinvad' only): 'guided' ranks the ∞s by the guide, keeps `sinvad_parents(pop)` and reports each seed's best candidate
+    seen; 'authors' ranks by fitness alone (`authors_order`: ties to the newest individuals), keeps `sinvad_parents(pop, 'authors')`
+    in the authors' population order (parents worst first, then the children) and reports the last generation's best-ranked
+    parent (gen_bound_imgs.py's `parent_pop[-1]`)"""
     name = 'sinvad_ga'
     seeds = labels = target = None
     def __init__(self, n_seeds:int=10, pop:int|None=None, generations:int|None=None, elite:int|None=None, sigma:float|None=None,
@@ -240,17 +285,18 @@ class SinvadGA(Strategy):
                  seeds:torch.Tensor|None=None, # Seed vectors (S, d) to search from, once (`n_seeds` is then S); None: drawn from the space
                  labels:torch.Tensor|None=None, # With `seeds`: the model's label of each seed (S,), M(x) of Eq. 1
                  target:torch.Tensor|None=None, # With `seeds`: a target class per seed (S, 1) for Eq. 4; None: Eq. 1
+                 rule:str='guided', # 'sinvad': 'guided' (the project's ranking and output) or 'authors' (gen_bound_imgs.py's)
                 ):
-        _check_sinvad_variant(variant)
+        _check_sinvad_variant(variant); _check_sinvad_rule(rule, variant)
         paper = variant == 'sinvad'
         if seeds is None and (labels is not None or target is not None):
             raise ValueError("labels and target go with given seeds: pass seeds=<vectors (S, d)> too")
         if seeds is not None and labels is None: raise ValueError("given seeds need labels=<the model's label of each seed (S,)>")
         self.seeds, self.labels, self.target = seeds, labels, target
-        self.n_seeds, self.variant = len(seeds) if seeds is not None else check_size('n_seeds', n_seeds), variant
+        self.n_seeds, self.variant, self.rule = len(seeds) if seeds is not None else check_size('n_seeds', n_seeds), variant, rule
         self.pop = pop if pop is not None else (SINVAD_POP if paper else 20)
         self.generations = generations if generations is not None else (SINVAD_GENERATIONS if paper else 30)
-        self.elite = elite if elite is not None else (sinvad_parents(self.pop) if paper else 4)
+        self.elite = elite if elite is not None else (sinvad_parents(self.pop, rule) if paper else 4)
         self.sigma = sigma if sigma is not None else (SINVAD_SIGMA if paper else 0.5)
         self.p_reset = p_reset if p_reset is not None else (SINVAD_P_RESET if paper else 0.05)
         self.grow, self.shrink, self.sigma_init, self.decay, self.min_step = grow, shrink, sigma_init, decay, min_step
@@ -271,6 +317,7 @@ class SinvadGA(Strategy):
         self.found = torch.zeros(S, dtype=torch.bool)
         self.best_key, self.best_f = torch.full((S,), float('inf'), dtype=torch.float64), torch.full((S,), float('inf'))
         self.best_v, self.hist = self.v0.clone(), []
+        self.last_v, self.last_f = self.v0.clone(), torch.full((S,), float('inf'))   # 'authors': the last generation's best-ranked
         if self.variant == 'sinvad':   # authors: every individual is the seed + 0.7·N(0, I); σ starts at 0.1
             self.sig, self.prev = torch.full((S, 1, 1), float(self.sigma)), torch.full((S,), float('inf'))
             self.active = torch.ones(S, dtype=torch.bool)
@@ -293,16 +340,19 @@ class SinvadGA(Strategy):
         if self.seeds is not None:
             fit, guide = sinvad_fitness(P, v0[:, None], ev['p_a'].cpu().view(n, pop, -1), self.y0[i].view(n, 1),
                                         None if self.target is None else self.target[i], ord=o)
-            return fit, ranking_key(fit, guide)
+            return fit, (fit.double() if self.rule == 'authors' else ranking_key(fit, guide))   # 'authors': no guide
         trig, dist = ev['trig'].cpu().view(n, pop), sinvad_distance(P, v0[:, None], o)
-        return torch.where(trig, dist, torch.full_like(dist, float('inf'))), rank_key(trig, dist, ev['fitness'].cpu().view(n, pop))
+        fit = torch.where(trig, dist, torch.full_like(dist, float('inf')))
+        return fit, (fit.double() if self.rule == 'authors' else rank_key(trig, dist, ev['fitness'].cpu().view(n, pop)))
     def tell(self, space, batch, ev, u8):
         "One generation of the asked seeds: rank, keep each seed's best, adapt σ, breed"
         i, pop, d, paper = self.idx, self.pop, space.d, self.variant == 'sinvad'
         n = len(i); ar = torch.arange(n)[:, None]
         P, v0 = self.P[i], self.v0[i]
         fit, key = self._fitness(P, v0, i, ev)
-        order = key.argsort(1); P, fs, key = P[ar, order], fit[ar, order], key[ar, order]   # best first
+        order = authors_order(key) if self.rule == 'authors' else key.argsort(1)
+        P, fs, key = P[ar, order], fit[ar, order], key[ar, order]   # best first
+        self.last_v[i], self.last_f[i] = P[:, 0], fs[:, 0]
         better = key[:, 0] < self.best_key[i]
         self.best_key[i] = torch.where(better, key[:, 0], self.best_key[i]); self.best_f[i] = torch.where(better, fs[:, 0], self.best_f[i])
         self.best_v[i[better]] = P[better, 0]
@@ -319,13 +369,16 @@ class SinvadGA(Strategy):
         if self.left and len(j):
             kids = sinvad_offspring(P[k], v0[k], self.sig[j], pop - self.elite, self.g, self.p_reset, _latent_mask(space),
                                     self.variant, self.elite)
-            self.P[j] = torch.cat([P[k][:, :self.elite], space.clamp(kids.reshape(-1, d)).view(len(j), -1, d)], 1)
+            par = P[k][:, :self.elite]   # 'authors': now_pop = parent_pop (worst first) + k_pop, the order its ties go by
+            self.P[j] = torch.cat([par.flip(1) if self.rule == 'authors' else par, space.clamp(kids.reshape(-1, d)).view(len(j), -1, d)], 1)
         return dict(seeds_found=float(self.found.float().mean()))
     def details(self, space, objective):
-        "Given seeds: a `SinvadResult`, each seed's best candidate, its image and the model's reading of it (drawn seeds: None)"
+        """Given seeds: a `SinvadResult`, each seed's candidate ('guided': the best seen; 'authors': the last generation's best-ranked
+        parent), its image and the model's reading of it (drawn seeds: None)"""
         if self.seeds is None: return None
-        x = space.decode(self.best_v); pb = objective.model_a(x)
-        return SinvadResult(self.best_v, x, torch.isfinite(self.best_f), self.best_f, pb.argmax(1), self.y0, pb, self.hist)
+        v, f = (self.last_v, self.last_f) if self.rule == 'authors' else (self.best_v, self.best_f)
+        x = space.decode(v); pb = objective.model_a(x)
+        return SinvadResult(v, x, torch.isfinite(f), f, pb.argmax(1), self.y0, pb, self.hist)
 
 # %% ../../nbs/51_sinvad.ipynb #fb945683
 def coordinate_moves(v:torch.Tensor, # Current vectors (S, d)
@@ -450,14 +503,16 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               variant:str='sinvad', # 'sinvad' (the paper's / authors' GA, the table above) or 'latentnb' (the project's earlier operators)
               sigma_init:float=SINVAD_INIT, # 'sinvad': noise of the initial population
               min_step:float=SINVAD_MIN_STEP, # 'sinvad': a seed stops when its σ falls below this
-              seed:int=0, progress:bool=False) -> SinvadResult:
+              seed:int=0, progress:bool=False,
+              rule:str='guided', # 'sinvad': 'guided' (the project's ranking, 10 parents, best seen) or 'authors' (gen_bound_imgs.py's)
+             ) -> SinvadResult:
     "SINVAD's GA (Fig. 3) from every seed at once; fitness Eq. 1 (untargeted) or Eq. 4 (`target`)"
-    _check_sinvad_variant(variant)
+    _check_sinvad_variant(variant); _check_sinvad_rule(rule, variant)
     if pop is not None: check_size('pop', pop, 2, 'crossover needs two parents')
     if generations is not None: check_size('generations', generations)
     v0 = space.encode(x_seed).float()
     ga = SinvadGA(pop=pop, generations=generations, elite=elite, sigma=sigma, grow=grow, shrink=shrink, p_reset=p_reset,
-                  variant=variant, sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed),
+                  variant=variant, sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed), rule=rule,
                   target=None if target is None else torch.as_tensor(target).long().view(len(v0), 1))
     # the model through `predict_proba`, as the GA always asked it (in chunks of 1024)
     return run_to_end(ga, space, Objective('misclassification', lambda x: predict_proba(clf, x)), seed, progress, f'GA ({space.name})')
@@ -673,6 +728,7 @@ def boundary_job(out_dir, # The job's folder
                  dataset:str, # 'mnist' or 'fashion-mnist'
                  profile:str, # Run profile (its `[sinvad_boundary]` budget)
                  seed:int, # The run's seed (`cfg.seed`)
+                 rule:str='authors', # The GA's rule (`SINVAD_RULES`): 'authors' (RQ2's primary rows) or 'guided' (the project's)
                 ) -> dict:
     "RQ2's untargeted GA on one dataset (notebook 52): seeds the model and the VAE classify right, the GA's result, the test probabilities"
     cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_boundary')
@@ -683,22 +739,26 @@ def boundary_job(out_dir, # The job's folder
     seeds = torch.nonzero(ok)[:, 0]
     # test splits may be sorted by class
     seeds = seeds[torch.randperm(len(seeds), generator=torch.Generator().manual_seed(seed))[:B.n_seeds]]
-    r = ga_search(latent_space(vae), clf, xt[seeds], pop=B.population, generations=B.generations, seed=seed)
+    r = ga_search(latent_space(vae), clf, xt[seeds], pop=B.population, generations=B.generations, seed=seed, rule=rule)
     save_result(r, out_dir, seeds=seeds, p_test=p_test)
-    out = dict(dataset=dataset, acc=float((p_test.argmax(1) == yt).float().mean()), found=int(r.found.sum()), n_seeds=len(seeds))
+    out = dict(dataset=dataset, rule=rule, acc=float((p_test.argmax(1) == yt).float().mean()), found=int(r.found.sum()), n_seeds=len(seeds))
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))
     return out
 
 # %% ../../nbs/51_sinvad.ipynb #2211039f
-def boundary_jobs(profile:str, root, # Run profile; folder of the jobs (one per dataset)
-                  seed:int=0) -> list:
-    "One `boundary_job` per dataset of `[sinvad_boundary]`; each key holds the code, the budget, the dataset's classifier and VAE weights"
+def boundary_jobs(profile:str, root, # Run profile; folder of the jobs (one per dataset and rule)
+                  seed:int=0,
+                  rules:tuple=('authors',), # The GA's rules: 'authors' in `boundary-<dataset>`, any other in `boundary-<dataset>-<rule>`
+                 ) -> list:
+    """One `boundary_job` per dataset of `[sinvad_boundary]` and rule (dataset by dataset); each key holds the code, the budget, the
+    dataset's classifier and VAE weights"""
     cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_boundary')
     code, budget = _code(boundary_job), _digest(dict(B))
     def weights(ds): return weights_hash(model_under_test(ds, cfg=cfg), load_vae(ds, 'mlp', cfg=cfg, progress=False), n=6)
-    return [Job(boundary_job, dict(dataset=ds, profile=profile, seed=seed), Path(root)/f'boundary-{ds}',
-                version=f'{code}-{budget}-{weights(ds)}')
-            for ds in B.datasets]
+    for r in rules: _check_sinvad_rule(r)
+    return [Job(boundary_job, dict(dataset=ds, profile=profile, seed=seed, rule=r), Path(root)/(f'boundary-{ds}' + ('' if r == 'authors' else f'-{r}')),
+                version=f'{code}-{budget}-{w}')
+            for ds in B.datasets for w in [weights(ds)] for r in rules]
 
 def mixed_directions(pairs:list) -> list:
     "The mixed directions of RQ3: a → b and b → a of every pair (a, b)"
@@ -739,11 +799,12 @@ def escape_search(space:Space, # `latent_space(vae)`
                   B, # The `[sinvad_detection]` budget
                   seed:int=0, # The GA's seed (the same for every α: common random numbers)
                   generations:int|None=None, # Most generations (None: `B.generations`)
+                  rule:str='authors', # The GA's rule: 'authors' (the authors' ranking and output) or 'guided' (the project's)
                  ) -> SinvadResult:
     """RQ3's targeted GA as the authors' RQ3 notebook sets it: `B.population` candidates around μ(x) with noise σ `B.sigma_init`,
     `B.parents` parents, fitness Eq. 4; an attempt escapes when `found`"""
     return ga_search(space, model, x_seed, target=tgt, pop=B.population, generations=generations or B.generations, elite=B.parents,
-                     sigma_init=B.sigma_init, seed=seed)
+                     sigma_init=B.sigma_init, seed=seed, rule=rule)
 
 # %% ../../nbs/51_sinvad.ipynb #628e6185
 def detection_job(out_dir, # The job's folder
@@ -753,7 +814,7 @@ def detection_job(out_dir, # The job's folder
                   dataset:str='mnist',
                   model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the K×K matrix (10×10 for MNIST)
                   check:bool=False, # Rerun the first `n_check` attempts per mixed direction with the GA's stall budget
-                                    # (`stall_generations`) too
+                                    # (`stall_generations`) too: with the authors' rule ('check') and the project's ('check-guided')
                  ) -> dict:
     """RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction
     ('matrix', Fig. 14), and optionally the budget check ('check')"""
@@ -765,11 +826,11 @@ def detection_job(out_dir, # The job's folder
     space = latent_space(load_vae(dataset, 'mlp', cfg=cfg, progress=False))
     runs = dict(mixed=(B.n_attempts, mixed_directions(pairs), B.generations))
     if model_seed == 0: runs['matrix'] = (B.n_matrix, None, B.generations)
-    if check: runs['check'] = (B.n_check, mixed_directions(pairs), stall_generations())
+    if check: runs['check'] = runs['check-guided'] = (B.n_check, mixed_directions(pairs), stall_generations())
     out = dict(dataset=dataset, alpha=alpha, model_seed=model_seed, pairs=[list(p) for p in pairs])
     for name, (n, dirs, generations) in runs.items():
         seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, K=dataset_info(dataset).n_classes, seed=seed)
-        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations)
+        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations, rule='guided' if name.endswith('-guided') else 'authors')
         save_result(r, out_dir, name, seed_idx=seed_idx, src=src, tgt=tgt)
         out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))

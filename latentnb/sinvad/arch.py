@@ -111,24 +111,24 @@ def _kind_claims(pre, acc, cor, P5, tol, alpha, n=INPUT_DIM):
         lo, hi = mean(S), mean(Pl); drop = 100*(hi - lo)/hi
         r1 = claim(f'{pre}: d < 10: accuracy drops sharply', P5['small latent (d < 10)'],
                    f'{lo:.3f} at d = {S} vs {hi:.3f} at d = {Pl} (drop {drop:.1f} %)',
-                   bool(drop > tol), f'sharply: by more than {tol:g} % of the 10–{n} mean')
+                   bool(drop > tol), f'sharply: by more than {tol:g} % of the 10–{n} mean', why='open')
     else: r1 = claim(f'{pre}: d < 10: accuracy drops sharply', P5['small latent (d < 10)'], 'n/a', None,
-                     f'no latent size below 10, or none in 10–{n}, in this profile')
+                     f'no latent size below 10, or none in 10–{n}, in this profile', why='scale')
     ge = Pl + Lg
     if len(ge) >= 2:
         a = [acc[z] for z in ge]; spread = 100*(max(a) - min(a))/max(a)
         r2 = claim(f'{pre}: d ≥ 10: accuracy within {tol:g} % across sizes', P5['d ≥ 10'],
                    f'{min(a):.3f}–{max(a):.3f} over d = {ge} (spread {spread:.1f} %)',
-                   bool(spread <= tol), f'(max − min)/max over the sizes from 10 up')
+                   bool(spread <= tol), f'(max − min)/max over the sizes from 10 up', why='open')
     else: r2 = claim(f'{pre}: d ≥ 10: accuracy within {tol:g} % across sizes', P5['d ≥ 10'], 'n/a', None,
-                     'fewer than two latent sizes from 10 up in this profile')
+                     'fewer than two latent sizes from 10 up in this profile', why='scale')
     if Lg and Pl:
         d, p = paired_drop([cor[z] for z in Pl], [cor[z] for z in Lg])
         r3 = claim(f'{pre}: d > {n}: accuracy starts to drop', P5['d > 784'],
                    f'{mean(Lg):.3f} at d = {Lg} vs {mean(Pl):.3f} at d = {Pl} (paired t p = {p:.2g})',
-                   bool(d > 0 and p < alpha), f'lower past {n}, one-sided paired t-test over the test images p < {alpha:g}')
+                   bool(d > 0 and p < alpha), f'lower past {n}, one-sided paired t-test over the test images p < {alpha:g}', why='open')
     else: r3 = claim(f'{pre}: d > {n}: accuracy starts to drop', P5['d > 784'], 'n/a', None,
-                     f'no latent size past {n}, or none in 10–{n}, in this profile')
+                     f'no latent size past {n}, or none in 10–{n}, in this profile', why='scale')
     return [r1, r2, r3]
 
 def _linear_vs_conv(pre, acc, cor, P5, tol, alpha, linear='mlp', conv='deepconv'):
@@ -136,12 +136,12 @@ def _linear_vs_conv(pre, acc, cor, P5, tol, alpha, linear='mlp', conv='deepconv'
     what = f'{pre}: linear (MLP) vs conv VAE: linear slightly better'
     zs = sorted(z for z in set(acc.get(linear, {})) & set(acc.get(conv, {})) if z >= SMALL_LATENT)
     if not zs: return claim(what, P5['linear vs conv'], 'n/a', None,
-                            f'no latent size from 10 up that both the {linear} and the {conv} VAE have in this profile')
+                            f'no latent size from 10 up that both the {linear} and the {conv} VAE have in this profile', why='scale')
     d, p = paired_drop([cor[linear][z] for z in zs], [cor[conv][z] for z in zs])
     a_l, a_c = (float(np.mean([acc[k][z] for z in zs])) for k in (linear, conv)); gap = 100*d/a_c
     return claim(what, P5['linear vs conv'], f'MLP {a_l:.3f} vs conv {a_c:.3f} at d = {zs} (gap {gap:+.1f} %, paired t p = {p:.2g})',
                  bool(d > 0 and p < alpha and gap <= tol),
-                 f'better: one-sided paired t-test p < {alpha:g}; slightly: by at most {tol:g} % of the conv accuracy')
+                 f'better: one-sided paired t-test p < {alpha:g}; slightly: by at most {tol:g} % of the conv accuracy', why='open')
 
 def rq4_claims(rq4:pd.DataFrame, # `reconstruction_table` rows with a 'dataset' column, index 0..n-1
                correct:list, # Each row's per-image correctness (rows of one dataset share the images)
