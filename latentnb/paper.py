@@ -204,8 +204,9 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
         p = 1.0 if np.isnan(p) else p   # no spread and equal means
         d, words = np.sign(a.mean() - b.mean()), f"Welch's t over {len(a)} vs {len(b)} runs, means {a.mean():.4g} vs {b.mean():.4g}, p = {p:.3g}"
     else:
-        p = sps.mannwhitneyu(a, b).pvalue
-        d, words = np.sign(np.median(a) - np.median(b)), f"Mann-Whitney over {len(a)} vs {len(b)}, p = {p:.3g}"
+        r = sps.mannwhitneyu(a, b); p = r.pvalue
+        d = np.sign(r.statistic - len(a)*len(b)/2)   # the test's own direction (U of a above its null mean), not the medians'
+        words = f"Mann-Whitney over {len(a)} vs {len(b)}, p = {p:.3g}"
     if p >= alpha or d == 0: return None, words + f" (not significant at {alpha:g}: inconclusive)"
     return bool(d == expect), words
 

@@ -466,7 +466,7 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
                 baselines:list # The baseline methods' names in the study
                ) -> list:
     "Paper-vs-ours rows (`latentnb.paper.claim`) for the statements of §2.5 about Fig. 3"
-    from latentnb.paper import claim
+    from latentnb.paper import claim, directional_verdict
     said = {k: s for k, s in [('best', 'Argus-0.1 best, then 0.2'), ('score', 'Argus-0.3 mean score > 3'),
                                ('base_score', "baselines' mean scores mostly < 2"), ('base_rank', 'ranks ~5–7')]}
     for s in said.values():
@@ -483,7 +483,6 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
     words = {}
     def _ranked_above(a, others):
         "Whether raters rank `a` above every method of `others` (directional_verdict per pair, each rater's mean ranks paired): True, False or None"
-        from latentnb.paper import directional_verdict
         pr, hs = st['per_rater'], []
         for b in others:
             k = pr[[a, b]].dropna()
