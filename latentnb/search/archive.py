@@ -89,6 +89,10 @@ class Archive:
 
     def _index_sample(self, hashes, images):
         keys = np.ascontiguousarray(hashes[:, :8]).view(np.uint64).ravel()
+        if 0 < self.sample_size <= len(self._skeys):   # full: only keys below the largest kept can enter
+            below = keys < self._skeys[-1]
+            if not below.any(): return
+            keys, images = keys[below], images[below]
         imgs = images if self._simgs is None else np.concatenate([self._simgs, images])
         keys = np.concatenate([self._skeys, keys])
         keep = np.argsort(keys, kind='stable')[:self.sample_size]

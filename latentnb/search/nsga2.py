@@ -11,7 +11,6 @@ import math
 import numpy as np
 from fastcore.basics import patch
 from scipy.spatial.distance import cdist
-from pymoo.operators.crossover.sbx import cross_sbx
 from pymoo.operators.mutation.pm import mut_pm
 from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
@@ -100,6 +99,36 @@ class ArrayNSGA2:
         self.off = off
         return off
 
+# %% ../../nbs/14_nsga2.ipynb #60ab77d5
+def _sbx(X:np.ndarray, # Parents (2, m, d): first and second of each pair
+         xl, xu, # Bounds (d,)
+         eta:float, # Distribution index
+         rng, # The search's random generator
+         eps:float=1.0e-14 # Pairs closer than this in a variable are not crossed in it
+        ) -> np.ndarray:
+    "pymoo's `cross_sbx` at prob_var = prob_bin = 0.5: the same draws, the same values; children (2, m, d)"
+    m, d = X.shape[1:]
+    cross = rng.random((m, d)) < 0.5
+    cross[np.abs(X[0] - X[1]) <= eps] = False
+    cross[:, xl == xu] = False
+    p1, p2 = X[0][cross], X[1][cross]
+    sm = p1 < p2
+    y1, y2 = np.where(sm, p1, p2), np.where(sm, p2, p1)
+    cols = np.nonzero(cross)[1]
+    rand = rng.random(len(p1))
+    def betaq(beta):
+        alpha = 2.0 - np.power(beta, -(eta + 1.0))
+        return np.where(rand <= 1.0/alpha, np.power(rand*alpha, 1.0/(eta + 1.0)), np.power(1.0/(2.0 - rand*alpha), 1.0/(eta + 1.0)))
+    delta = y2 - y1
+    c1 = 0.5*((y1 + y2) - betaq(1.0 + (2.0*(y1 - xl[cols])/delta))*delta)
+    c2 = 0.5*((y1 + y2) + betaq(1.0 + (2.0*(xu[cols] - y2)/delta))*delta)
+    ch1, ch2 = np.where(sm, c1, c2), np.where(sm, c2, c1)
+    swap = (rng.random(len(p1)) < 0.5) ^ (p1 > p2)
+    Q = X.copy()
+    Q[0, cross], Q[1, cross] = np.where(swap, ch2, ch1), np.where(swap, ch1, ch2)
+    Q = np.where(Q < xl, xl, Q)
+    return np.where(Q > xu, xu, Q)
+
 # %% ../../nbs/14_nsga2.ipynb #0a4bb58c
 @patch
 def _tournament(self:ArrayNSGA2, n_matings:int) -> np.ndarray:
@@ -112,8 +141,8 @@ def _tournament(self:ArrayNSGA2, n_matings:int) -> np.ndarray:
     neither = lt == gt   # neither dominates the other
     a_wins = (lt & ~gt) | (neither & (ca > cb))   # a dominates b, or neither dominates and a is less crowded
     b_wins = (gt & ~lt) | (neither & (ca < cb))
-    S = np.where(a_wins, a, b)
-    for i in np.flatnonzero(~a_wins & ~b_wins): S[i] = self.rng.choice([a[i], b[i]])   # a tie: a coin, in pymoo's order
+    S, tie = np.where(a_wins, a, b), np.flatnonzero(~a_wins & ~b_wins)
+    if len(tie): S[tie] = np.where(self.rng.integers(0, 2, len(tie)) == 0, a[tie], b[tie])   # ties: pymoo's coins, one draw each
     return S.reshape(n_matings, 2)
 
 @patch
@@ -123,9 +152,8 @@ def _mate(self:ArrayNSGA2, n_off:int) -> np.ndarray:
     X = np.swapaxes(self.X[self._tournament(m)], 0, 1)  # (2, m, d): first and second parents
     cross, Xp = self.rng.random(m) < self.cx_prob, X.copy()
     if cross.any():
-        col = lambda v: np.full((m, 1), float(v))
         self.rng.random((m, 1))  # pymoo's exchange draw (prob_exch = 1: never used)
-        Q = cross_sbx(X, self.xl, self.xu, col(self.cx_eta), col(0.5), col(0.5), random_state=self.rng)
+        Q = _sbx(X, self.xl, self.xu, float(self.cx_eta), self.rng)
         Xp[:, cross] = Q[:, cross]
     Xp = Xp.reshape(-1, self.n_var)
     Xm = mut_pm(Xp, self.xl, self.xu, np.full(len(Xp), float(self.mut_eta)), np.full(len(Xp), min(0.5, 1/self.n_var)),
