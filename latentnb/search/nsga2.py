@@ -211,7 +211,7 @@ DIFFGAN_FITNESS = ('divergence', 'diversity')   # the paper's
 FITNESSES = DIFFGAN_FITNESS + ('novelty',)   # and ours (notebook 21)
 
 def _rescore(algo:ArrayNSGA2, fitness, reps, width:int):
-    "Recompute the survivors' diversity against `reps` (their embeddings ride with the population as `U[:, :width]`), then their rank and crowding"
+    "Recompute the survivors' diversity against `reps` (their embeddings ride along as `U[:, :width]`), then their rank and crowding"
     if algo.X is None or len(algo.X) == 0 or 'diversity' not in fitness: return
     F = algo.F.copy()
     emb = torch.from_numpy(np.ascontiguousarray(algo.U[:, :width])).float()
@@ -219,9 +219,9 @@ def _rescore(algo:ArrayNSGA2, fitness, reps, width:int):
     algo.rescore(F)
 
 def _renovate(algo:ArrayNSGA2, fitness, seen:Counter, width:int):
-    "Set the survivors' novelty to what `seen` says now (a flag and their near-duplicate code ride in `U[:, width:]`)"
+    "Set the survivors' novelty to what `seen` says now (a flag and the bytes of their near-duplicate key ride in `U[:, width:]`)"
     if algo.X is None or algo.U is None or 'novelty' not in fitness: return
-    trig, keys = algo.U[:, width] > 0, near_keys(algo.U[:, width + 1:].astype(np.uint8))
+    trig, keys = algo.U[:, width] > 0, [r.tobytes() for r in algo.U[:, width + 1:].astype(np.uint8)]
     algo.F[:, fitness.index('novelty')] = [seen[k] - 1 if t else -NOT_TRIGGERING for t, k in zip(trig, keys)]   # minimised
 
 @torch.inference_mode()
@@ -300,10 +300,10 @@ def tell(self:NSGA2Search, space, batch, ev, u8):
         fit['diversity'] = diversity(emb, self.reps).double().cpu().numpy()
         ride.append(emb.cpu().numpy()); self.width = emb.shape[1]
     if self.use_nov:
-        codes, trig = near_codes(u8), ev['trig'].cpu().numpy()
-        fit['novelty'] = novelty(near_keys(codes), trig, self.seen)
+        keys, trig = near_keys(near_codes(u8)), ev['trig'].cpu().numpy()
+        fit['novelty'] = novelty(keys, trig, self.seen)
         _renovate(self.algo, self.fitness, self.seen, self.width)   # the survivors' novelty, counting this batch
-        ride.append(np.concatenate([trig[:, None], codes], 1))
+        ride.append(np.concatenate([trig[:, None], np.frombuffer(b''.join(keys), np.uint8).reshape(-1, 8)], 1))   # keys: 8 bytes
     F = -np.stack([fit[o] for o in self.fitness], 1)   # maximised: pymoo's NSGA-II minimises
     self.algo.tell(F, np.concatenate(ride, 1) if ride else None)   # for re-scoring the survivors
     self.n_gen += 1
