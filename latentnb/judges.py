@@ -634,8 +634,10 @@ class VGGStyle(nn.Module):
         super().__init__()
         (c, h, _), w = check_img_shape(img_shape, 'VGGStyle', in_ch=in_ch, **ZOO_RULE), width
         self.conv = nn.Sequential(*_vgg_block(c, w, 2), nn.MaxPool2d(2), *_vgg_block(w, 2*w, 2), nn.MaxPool2d(2),
-                                  *_vgg_block(2*w, 4*w, 3), nn.MaxPool2d(2), *_vgg_block(4*w, 8*w, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
-        self.fc = nn.Sequential(nn.Linear(8*w, hidden), nn.ReLU(inplace=True), nn.Dropout(0.3), nn.Linear(hidden, hidden), nn.ReLU(inplace=True))
+                                  *_vgg_block(2*w, 4*w, 3), nn.MaxPool2d(2), *_vgg_block(4*w, 8*w, 3),
+                                  nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.fc = nn.Sequential(nn.Linear(8*w, hidden), nn.ReLU(inplace=True), nn.Dropout(0.3),
+                                nn.Linear(hidden, hidden), nn.ReLU(inplace=True))
         self.head, self.num_features = nn.Sequential(nn.Dropout(0.3), nn.Linear(hidden, n_classes)), hidden
         self.img_shape, self.n_classes = (c, h, h), n_classes
     def features(self, x): return self.fc(self.conv(x))

@@ -202,7 +202,8 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
     elif test == 'welch':
         p = sps.ttest_ind(a, b, equal_var=False).pvalue
         p = 1.0 if np.isnan(p) else p   # no spread and equal means
-        d, words = np.sign(a.mean() - b.mean()), f"Welch's t over {len(a)} vs {len(b)} runs, means {a.mean():.4g} vs {b.mean():.4g}, p = {p:.3g}"
+        d = np.sign(a.mean() - b.mean())
+        words = f"Welch's t over {len(a)} vs {len(b)} runs, means {a.mean():.4g} vs {b.mean():.4g}, p = {p:.3g}"
     else:
         r = sps.mannwhitneyu(a, b); p = r.pvalue
         d = np.sign(r.statistic - len(a)*len(b)/2)   # the test's own direction (U of a above its null mean), not the medians'

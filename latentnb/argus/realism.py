@@ -474,7 +474,8 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
     rows = [('Argus-0.1 is ranked most realistic', said['best']), ('Argus-0.2 is ranked second', said['best']),
             ('Argus-0.3 has a mean score above 3', said['score']), ("most baselines' mean scores are below 2", said['base_score']),
             ('every baseline has a mean rank of at least M − 2 (5 of 7)', "baselines' " + said['base_rank'])]
-    if st is None: return [claim(w, p, 'no ratings', None, 'no ratings collected', why='scale', decides='a study with ratings') for w, p in rows]
+    if st is None:
+        return [claim(w, p, 'no ratings', None, 'no ratings collected', why='scale', decides='a study with ratings') for w, p in rows]
     per = st['per_method']
     order = per.index.tolist(); m = len(order)
     def have(*ms):
@@ -482,7 +483,7 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
         return f"{', '.join(miss)} not in this study" if miss else ''
     words = {}
     def _ranked_above(a, others):
-        "Whether raters rank `a` above every method of `others` (directional_verdict per pair, each rater's mean ranks paired): True, False or None"
+        "Whether raters rank `a` above each of `others` (directional_verdict per pair, raters' mean ranks paired): True, False or None"
         pr, hs = st['per_rater'], []
         for b in others:
             k = pr[[a, b]].dropna()
@@ -491,7 +492,8 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
         return False if False in hs else None if None in hs else True
     out = []
     for (w, p), needs, f in zip(rows, [('Argus-0.1',), ('Argus-0.2',), ('Argus-0.3',), tuple(baselines), tuple(baselines)],
-                                [lambda: (_ranked_above('Argus-0.1', [x for x in order if x != 'Argus-0.1']), f"ranked 1st: {order[0]} (mean rank {per.mean_rank.iloc[0]:.2f})"),
+                                [lambda: (_ranked_above('Argus-0.1', [x for x in order if x != 'Argus-0.1']),
+                                          f"ranked 1st: {order[0]} (mean rank {per.mean_rank.iloc[0]:.2f})"),
                                  lambda: (_ranked_above('Argus-0.2', [x for x in order if x not in ('Argus-0.1', 'Argus-0.2')]),
                                           f"ranked 2nd: {order[1]} (mean rank {per.mean_rank.iloc[1]:.2f})" if m > 1 else 'one method'),
                                  lambda: (per.loc['Argus-0.3', 'mean_score'] > 3, f"mean score {per.loc['Argus-0.3', 'mean_score']:.2f}"),
@@ -503,7 +505,9 @@ def fig3_claims(st:dict|None, # `realism_stats` output, or None when no ratings 
         if miss: out.append(claim(w, p, 'not measured', None, miss)); continue
         words.clear(); h, ours = f()
         note = f"{st['raters']} rater(s), {st['trials']} answered trials" + ''.join(f"; vs {b}: {t}" for (_, b), t in words.items())
-        if h is None: out.append(claim(w, p, ours, None, note + ' (each rater a unit: inconclusive)', why='scale', decides='more raters')); continue
+        if h is None:
+            out.append(claim(w, p, ours, None, note + ' (each rater a unit: inconclusive)', why='scale', decides='more raters'))
+            continue
         out.append(claim(w, p, ours, bool(h), note))
     return out
 

@@ -253,7 +253,7 @@ class RQRun:
         m = self.found(t)
         return m & self.judged & self.keep if valid else m
     def count(self, t:float|None=None, valid:bool=True, evals:int|None=None) -> float:
-        "(Valid) unique triggering inputs found within `t` seconds (or the first `evals` evaluations); with a sampled filter, found × the sample's valid share"
+        "(Valid) unique triggering inputs within `t` seconds (or the first `evals` evaluations); sampled filter: × its valid share"
         f = self.found(t, evals)
         if not valid: return int(f.sum())
         if self.exact: return int((f & self.keep).sum())
@@ -425,4 +425,5 @@ def rq1_runs(cfg, # The active `RunConfig`
     "Exactly RQ1's runs (`[rq1]` of profiles.toml): reopened when notebook 41 already ran them"
     B = cfg.budget('rq1')
     return rq_runs(cfg, rq1_targets(cfg), max(B.budgets_s), B.runs, notebook=notebook, n_seeds=B.n_seeds, max_evals=B.max_evals,
-                   methods=METHODS + tuple(B.variants), reducer=B.reducer, workers=B.workers, progress=progress, max_filter=B.max_filter, reuse_stale=reuse_stale)
+                   methods=METHODS + tuple(B.variants), reducer=B.reducer, workers=B.workers, progress=progress,
+                   max_filter=B.max_filter, reuse_stale=reuse_stale)

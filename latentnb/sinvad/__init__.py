@@ -61,16 +61,17 @@ def sinvad_ga_rows(paper_ga:str, # §5.1's GA row
     from latentnb.sinvad import sinvad_parents   # defined further down this module
     a, g = sinvad_parents(pop, 'authors'), sinvad_parents(pop, 'guided')
     return [
-        ('GA operators', paper_ga, "`ga_search(variant='sinvad')`: initial noise 0.7; σ reset to 0.1, ×0.7 when the best does not improve; "
-         'single-point crossover; mutation of the genes that differ from the seed; binomial reset (p 0.5) to the seed; L1 distance; stop when σ < 1e-3',
+        ('GA operators', paper_ga, "`ga_search(variant='sinvad')`: initial noise 0.7; σ reset to 0.1, ×0.7 when the best does not "
+         'improve; single-point crossover; mutation of the genes that differ from the seed; binomial reset (p 0.5) to the seed; '
+         'L1 distance; stop when σ < 1e-3',
          "the authors' gen_bound_imgs.py where the paper is silent (notebook 51 gives each operator's source)"),
         ('GA rule, primary rows', "paper: parents 'top 10', ranking and output not stated; authors' code: best_left = 20 of pop_size = 50, "
          'ranking by fitness alone (stable sort: ties to the newest children), output parent_pop[-1]',
          f"rule 'authors': {a} parents of {pop}, ranking and output as the authors' code",
          "deviation from the paper's text: 20 parents, not 10 (the published numbers came from the authors' code)"
          + ('' if pop >= 50 else f"; population {pop} < 50: their ratio 20/50 gives {a}")),
-        ('GA rule, tuned rows (labelled)', "neither", f"rule 'guided': {g} parents of {pop} (the paper's top 10), the not-crossed ranked by the "
-         "seed label's probability, output the best candidate seen",
+        ('GA rule, tuned rows (labelled)', "neither", f"rule 'guided': {g} parents of {pop} (the paper's top 10), the not-crossed "
+         "ranked by the seed label's probability, output the best candidate seen",
          "deviates from the authors' code in all three (ranking, parents, output); the project's improvement, shown second"),
     ]
 
@@ -756,7 +757,8 @@ def boundary_jobs(profile:str, root, # Run profile; folder of the jobs (one per 
     code, budget = _code(boundary_job), _digest(dict(B))
     def weights(ds): return weights_hash(model_under_test(ds, cfg=cfg), load_vae(ds, 'mlp', cfg=cfg, progress=False), n=6)
     for r in rules: _check_sinvad_rule(r)
-    return [Job(boundary_job, dict(dataset=ds, profile=profile, seed=seed, rule=r), Path(root)/(f'boundary-{ds}' + ('' if r == 'authors' else f'-{r}')),
+    name = lambda ds, r: Path(root)/(f'boundary-{ds}' + ('' if r == 'authors' else f'-{r}'))
+    return [Job(boundary_job, dict(dataset=ds, profile=profile, seed=seed, rule=r), name(ds, r),
                 version=f'{code}-{budget}-{w}')
             for ds in B.datasets for w in [weights(ds)] for r in rules]
 
@@ -830,7 +832,8 @@ def detection_job(out_dir, # The job's folder
     out = dict(dataset=dataset, alpha=alpha, model_seed=model_seed, pairs=[list(p) for p in pairs])
     for name, (n, dirs, generations) in runs.items():
         seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, K=dataset_info(dataset).n_classes, seed=seed)
-        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations, rule='guided' if name.endswith('-guided') else 'authors')
+        rule = 'guided' if name.endswith('-guided') else 'authors'
+        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations, rule=rule)
         save_result(r, out_dir, name, seed_idx=seed_idx, src=src, tgt=tgt)
         out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
     (Path(out_dir)/'summary.json').write_text(json.dumps(out))
