@@ -150,7 +150,8 @@ def run_notebook(nb, # The notebook to execute (nbformat), e.g. with its paramet
             except OSError: pass
     def on_sigint(sig, frame):   # Ctrl-C: the running cell is interrupted (a search commits, a GAN keeps its last epoch), none starts
         if stopping.is_set(): raise KeyboardInterrupt   # a second Ctrl-C: at once
-        now['stop'] = time.time(); stopping.set(); log("\n== Ctrl-C: stopping the running cell (again: at once)")
+        now['stop'] = time.time(); stopping.set()
+        log("\n== Ctrl-C: stopping the running cell (again: at once)")
         interrupt_kernel()
     stop = threading.Event()
     def beat():
