@@ -8,8 +8,8 @@ __all__ = ['JUDGE_ARCHS', 'JUDGE_CODE', 'JUDGE_SPECS', 'CONTROL_KINDS', 'STUDY_D
            'register_judge_arch', 'JudgeResNet', 'WideMLP', 'SepCNN', 'JudgeSpec', 'judge_spec', 'load_judge_member',
            'member_outputs', 'fit_mahalanobis', 'mahalanobis', 'Judges', 'load_judges', 'judge_features', 'JudgeModule',
            'judge_agreement', 'control_images', 'judge_controls', 'study_file', 'human_study_images', 'human_labels',
-           'agreement_table', 'rater_agreement', 'kappa_grid', 'people_split', 'people_check', 'VGGStyle',
-           'feature_spaces']
+           'agreement_table', 'rater_agreement', 'kappa_grid', 'people_split', 'people_verdicts', 'people_check',
+           'VGGStyle', 'feature_spaces']
 
 # %% ../nbs/12_judges.ipynb #c6ddeed4
 import math, time
@@ -553,6 +553,14 @@ def _spread(held:pd.DataFrame, by:list) -> pd.DataFrame:
               kappa_max=('kappa', 'max'), kappa_defined=('kappa', 'count'))
     return _people_order(t.reset_index(), ['rule', *by])
 
+def people_verdicts(labels:pd.DataFrame, # `human_labels` of the study images
+                    verdicts, # The judges' validity verdict of each image, in the same order
+                   ) -> pd.DataFrame:
+    "The images both raters judged alike (`labels.agreed`), with the people's verdict `human` (bool) and the judges' as `judges`"
+    lab = labels.reset_index(drop=True).assign(judges=np.asarray(verdicts, dtype=bool))
+    a = lab[lab.agreed.to_numpy(bool)].reset_index(drop=True)
+    return a.assign(human=a.human.astype(bool))
+
 def people_check(judges:Judges, # From `load_judges('mnist')`
                  x, # The study images (`human_study_images`)
                  labels:pd.DataFrame, # `human_labels` of them, in the same order
@@ -563,12 +571,11 @@ def people_check(judges:Judges, # From `load_judges('mnist')`
     """The judges against people: `before` (the default rule on every ground-truth image), `disagreed` (what it accepts of the
     images the raters disagree on), and over `n_splits` splits both rules on each held-out part only: `held_out` (one row per
     split, rule and group), `summary` (mean and spread over the splits), `thresholds` (each split's fitted ones)"""
-    by = list(by); s = judges.scores(x)
-    lab = labels.reset_index(drop=True).assign(judges=judges.apply_rule(s).valid.to_numpy())
-    gt = lab.agreed.to_numpy(bool)
-    a, sa = lab[gt].reset_index(drop=True), s[gt].reset_index(drop=True)
-    a['human'] = a.human.astype(bool)
+    by, s = list(by), judges.scores(x)
+    v, gt = judges.apply_rule(s).valid.to_numpy(), labels.agreed.to_numpy(bool)
+    a, sa = people_verdicts(labels, v), s[gt].reset_index(drop=True)
     before = agreement_table(a, 'human', 'judges', by)
+    lab = labels.reset_index(drop=True).assign(judges=v)
     disagreed = _people_order(lab[~gt].groupby(by).agg(n=('judges', 'size'), accept_judges=('judges', 'mean')).reset_index(), by)
     held, th = [], []
     for seed in range(n_splits):
@@ -593,9 +600,8 @@ def people_agreement(self:Judges) -> dict|None:
     if key not in _PEOPLE:
         x, meta = human_study_images(self.cfg)
         lab = human_labels(meta, cfg=self.cfg)
-        gt = lab.agreed.to_numpy(bool)
-        t = lab[gt].assign(human=lab.human[gt].astype(bool), judges=self.valid(x)[gt])
-        a, r = agreement_table(t, 'human', 'judges').iloc[-1], rater_agreement(cfg=self.cfg).iloc[-1]
+        a = agreement_table(people_verdicts(lab, self.valid(x)), 'human', 'judges').iloc[-1]
+        r = rater_agreement(cfg=self.cfg).iloc[-1]
         _PEOPLE[key] = dict(n=int(a.n), agreement=float(a.agreement), kappa=float(a.kappa), accept_judges=float(a.accept_judges),
                             accept_people=float(a.accept_human), raters_agreement=float(r.agreement), raters_kappa=float(r.kappa))
     return _PEOPLE[key]

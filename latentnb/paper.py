@@ -166,7 +166,8 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
                         test:str='wilcoxon', # 'wilcoxon' or 'sign' (paired by position), 'mannwhitney' or 'welch' (unpaired)
                         alpha:float=0.05, # Two-sided significance level
                         min_n:int=3, # Fewer independent units (pairs, or values per side): inconclusive
-                        units=None # The unit of each value (paired: one per pair; else of `a` then `b`): none may repeat
+                        units=None, # The unit of each value (paired: one per pair; else of `a` then `b`): none may repeat
+                        log:bool=False # Test the logarithms of counts (an effect that is a ratio: geometric means); a zero: the raw values
                        ) -> tuple:
     "(holds: True, False or None, the test in words): the paper's direction significant, the opposite significant, or neither"
     import numpy as np
@@ -184,6 +185,11 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
         rep = sorted({x for x in u if u.count(x) > 1}, key=str)
         if rep: raise ValueError(f"pseudo-replication: unit(s) {rep[:5]} give more than one value; the run is the unit, so average "
                                  f"the values within each unit (subsets or resamples of one run) before testing")
+    both, note = np.concatenate([a, b]), ''
+    if log and (both < 0).any():
+        raise ValueError(f"log=True compares ratios of counts and needs values >= 0, got {both[both < 0][:3].tolist()}")
+    if log and (both == 0).any(): log, note = False, ' (a zero has no logarithm: the raw values are tested)'
+    if log: a, b = np.log(a), np.log(b)
     ok = ~(np.isnan(a) | np.isnan(b)) if paired else None
     if paired: a, b = a[ok], b[ok]
     else: a, b = a[~np.isnan(a)], b[~np.isnan(b)]
@@ -203,11 +209,14 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
         p = sps.ttest_ind(a, b, equal_var=False).pvalue
         p = 1.0 if np.isnan(p) else p   # no spread and equal means
         d = np.sign(a.mean() - b.mean())
-        words = f"Welch's t over {len(a)} vs {len(b)} runs, means {a.mean():.4g} vs {b.mean():.4g}, p = {p:.3g}"
+        means = f"geometric means {np.exp(a.mean()):.4g} vs {np.exp(b.mean()):.4g} (ratio {np.exp(a.mean() - b.mean()):.3g})" if log else \
+                f"means {a.mean():.4g} vs {b.mean():.4g}"
+        words = f"Welch's t{' on logs' if log else ''} over {len(a)} vs {len(b)} runs, {means}, p = {p:.3g}"
     else:
         r = sps.mannwhitneyu(a, b); p = r.pvalue
         d = np.sign(r.statistic - len(a)*len(b)/2)   # the test's own direction (U of a above its null mean), not the medians'
         words = f"Mann-Whitney over {len(a)} vs {len(b)}, p = {p:.3g}"
+    words += note
     if p >= alpha or d == 0: return None, words + f" (not significant at {alpha:g}: inconclusive)"
     return bool(d == expect), words
 
