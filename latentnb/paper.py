@@ -185,11 +185,13 @@ def directional_verdict(a, b, # One value per independent unit for each side (e.
         rep = sorted({x for x in u if u.count(x) > 1}, key=str)
         if rep: raise ValueError(f"pseudo-replication: unit(s) {rep[:5]} give more than one value; the run is the unit, so average "
                                  f"the values within each unit (subsets or resamples of one run) before testing")
-    both, note = np.concatenate([a, b]), ''
-    if log and (both < 0).any():
-        raise ValueError(f"log=True compares ratios of counts and needs values >= 0, got {both[both < 0][:3].tolist()}")
-    if log and (both == 0).any(): log, note = False, ' (a zero has no logarithm: the raw values are tested)'
-    if log: a, b = np.log(a), np.log(b)
+    note = ''
+    if log:
+        both = np.concatenate([a, b])
+        if (both < 0).any():
+            raise ValueError(f"log=True compares ratios of counts and needs values >= 0, got {both[both < 0][:3].tolist()}")
+        if (both == 0).any(): log, note = False, ' (a zero has no logarithm: the raw values are tested)'
+        else: a, b = np.log(a), np.log(b)
     ok = ~(np.isnan(a) | np.isnan(b)) if paired else None
     if paired: a, b = a[ok], b[ok]
     else: a, b = a[~np.isnan(a)], b[~np.isnan(b)]

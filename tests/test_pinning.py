@@ -16,7 +16,7 @@ kernels were part of the key, else its recorded sums to a relative 1e-4. To pin 
 re-pin after a change that is *meant* to change results: `LATENTNB_REPIN=1 .venv/bin/python -m pytest
 tests/test_pinning.py` (it replaces this environment's pins only), and say why in the commit.
 """
-import hashlib, json, math, os, platform
+import functools, hashlib, json, math, os, platform
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ def kernels_key() -> str:
     finally: torch.set_num_threads(n)
     return h.hexdigest()[:8]
 
+@functools.cache   # one key per session: `check` runs once per pin
 def env_key() -> str:
     return f"torch {torch.__version__}, numpy {np.__version__}, {platform.machine()}, kernels {kernels_key()}"
 
