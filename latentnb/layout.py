@@ -16,16 +16,18 @@ PKG = 'latentnb'
 SRC = Path(__file__).resolve().parent if '__file__' in globals() else Path('../latentnb').resolve()
 
 # The one map of layers: module (dotted, relative to the package) -> layer. A new module goes here.
-# The basic services are flat; the generators, the search, each paper and the tools are sub-packages. A paper's `__init__`
-# is its main module (`latentnb.sinvad` is SINVAD's searches); `latentnb.search` gathers the loop and one module per strategy.
+# The basic services are flat; the generators, the search, each paper and the tools are sub-packages. A paper's main module
+# is its `core` (`latentnb.sinvad.core` is SINVAD's searches), which its `__init__` re-exports; `latentnb.search` gathers the
+# loop and one module per strategy.
 CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zoo', 'blackbox', 'judges', 'labelling',
         'widgets', 'demo', 'validity', 'layout',
-        'generators', 'generators.gan', 'generators.vae', 'generators.conditional',        # every paper's generators
+        'generators', 'generators.base', 'generators.gan', 'generators.vae', 'generators.conditional',        # every paper's generators
         'generators.vqvae',
         'search', 'search.loop', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation',   # the loop, its parts
         'search.nsga2', 'search.random', 'search.interpolation')                                 # and the core strategies
-PAPERS = {'diffgan': ('diffgan', 'diffgan.baseline', 'diffgan.rq'), 'sinvad': ('sinvad', 'sinvad.arch', 'sinvad.humanstudy'),
-          'argus': ('argus', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench',)}
+PAPERS = {'diffgan': ('diffgan', 'diffgan.core', 'diffgan.baseline', 'diffgan.rq'),
+          'sinvad': ('sinvad', 'sinvad.core', 'sinvad.arch', 'sinvad.humanstudy'),
+          'argus': ('argus', 'argus.core', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench', 'giftbench.core')}
 TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything
 META = ('__init__', '_modidx')   # the package and nbdev's index of names (its strings are doc links, not imports)
 LAYERS = {**{m: 'core' for m in CORE}, **{m: f'paper:{p}' for p, ms in PAPERS.items() for m in ms},
@@ -118,7 +120,7 @@ def cycles(mods:dict, es:list # `modules()` and their `edges`
 
 # %% ../nbs/05_architecture.ipynb #a05pkg01
 def source_notebook(path:Path) -> str|None:
-    "The notebook a module file is exported from, read from nbdev's header (None: a package's empty `__init__`)"
+    "The notebook a module file is exported from, read from nbdev's header (None: a package's `__init__`, written by hand)"
     m = re.search(r'File to edit: (?:\.\./)+nbs/(\S+)\.ipynb', Path(path).read_text())
     return m and m.group(1)
 

@@ -21,7 +21,7 @@ from torch import nn
 from .blackbox import as_blackbox
 from .config import load_config, active_config
 from .search.fitness import divergence
-from .generators import GENERATOR_LOADERS, LatentGenerator, _ddim_kwargs, as_generator, available_generators
+from .generators.base import GENERATOR_LOADERS, LatentGenerator, _ddim_kwargs, as_generator, available_generators
 
 # %% ../nbs/70_widgets.ipynb #a941a420
 RED, GREY, BLUE, WHITE = (220, 40, 40), (200, 200, 200), (40, 110, 220), (255, 255, 255)

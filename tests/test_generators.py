@@ -5,7 +5,7 @@ from latentnb.generators import (GENERATOR_KINDS, LatentGenerator, as_generator,
 from latentnb.generators.gan import Generator
 from latentnb.generators.conditional import CondGenerator, CGAN, build_unet
 from latentnb.generators.vae import MLPVAE, ConvVAE
-from latentnb.argus import VQVAE
+from latentnb.generators.vqvae import VQVAE
 
 def test_adapters_decode_what_the_models_decode():
     torch.manual_seed(0)

@@ -197,7 +197,8 @@ def test_ci_drfuzz_search(demo, tmp_path):
     check('ci/drfuzz_search', archive_fp(res))
 
 def test_ci_argus_generate(demo):
-    from latentnb.argus import VQVAE, generate
+    from latentnb.generators.vqvae import VQVAE
+    from latentnb.argus import generate
     gen, a, b, x, y = demo
     torch.manual_seed(6)
     model = VQVAE().eval()

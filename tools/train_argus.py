@@ -27,8 +27,8 @@ from pathlib import Path
 import torch
 from latentnb.config import load_config
 from latentnb.data import load_dataset
-from latentnb.argus import (load_vqvae, load_argus, VQVAE, train_argus, recon_fidelity, argus_eval, argus_seeds,
-                            argus_classifiers, CKPT_TAG, _build, _img_shape, _lr_step, W_ADV_GRID as TUNE_W, W_ADV_LAM as TUNE_LAM)
+from latentnb.argus.core import (load_vqvae, load_argus, VQVAE, train_argus, recon_fidelity, argus_eval, argus_seeds,
+                                 argus_classifiers, CKPT_TAG, _build, _img_shape, _lr_step, W_ADV_GRID as TUNE_W, W_ADV_LAM as TUNE_LAM)
 
 SWEEP = {   # name: (n_res, epoch of the first lr decay as a share of the epochs), every other setting from [argus]
     'plain, decay at 40 %': (0, 0.4), 'plain, decay at 80 %': (0, 0.8),

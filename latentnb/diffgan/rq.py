@@ -20,7 +20,8 @@ from tqdm.auto import tqdm
 
 from ..search.archive import Archive
 from ..search.fitness import ReclusterPolicy
-from . import SearchResult, diffgan_search
+from ..search import SearchResult
+from . import diffgan_search
 from .baseline import FuzzResult, drfuzz_search
 from ..checkpoints import weights_hash
 from ..report import note_reopened

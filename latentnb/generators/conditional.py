@@ -18,7 +18,7 @@ from ..config import active_config
 from ..data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE, shape_spec
 from .. import data as _data
 from ..checkpoints import load_or_train
-from . import DDPM_SCHEDULE, register_loader, _ddim_kwargs
+from .base import DDPM_SCHEDULE, register_loader, _ddim_kwargs
 from .gan import ema_update
 
 # %% ../../nbs/13_conditional.ipynb #a7c10002
