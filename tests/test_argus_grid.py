@@ -84,4 +84,4 @@ def test_the_builders_follow_the_loops_they_replace(tmp_path):
     assert [(j.kwargs['rep'], j.kwargs['model']) for j in r] == [(0, 'LeNet-4'), (0, 'LeNet-5'), (1, 'LeNet-4'), (1, 'LeNet-5')]
     keys = [j.key for j in p + w + a + r]
     assert len(set(keys)) == len(keys) and len({j.out_dir for j in p + w + a + r}) == len(keys)
-    assert all(j.fn.__module__ == 'latentnb.argus.core' for j in p + w + a + r)
+    assert all(j.fn.__module__ == 'latentnb.argus.protocol' for j in p + w + a + r)

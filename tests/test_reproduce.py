@@ -20,7 +20,7 @@ def test_sections_run_in_order():
     assert d['00_config.ipynb'] == set() and d['10_zoo.ipynb'] == set() and d['40_baseline.ipynb'] == set()   # each section starts at once
     assert d['01_data.ipynb'] == {'00_config.ipynb'}
     assert d['42_rq2_validity.ipynb'] == {'41_rq1_counts.ipynb'}                # 42-44 reopen 41's runs
-    assert d['61_argus_rq.ipynb'] == {'60_argus.ipynb'}
+    assert d['61_argus_rq.ipynb'] == {'60_argus_protocol.ipynb'}
     test = {'11_gan.ipynb', '50_vae.ipynb', '60_argus.ipynb', '81_giftbench_training.ipynb'}
     assert test <= d['90_cross_product.ipynb']
     for n in NBS:   # no notebook waits for a later one, so the schedule cannot deadlock

@@ -20,7 +20,8 @@ from fastcore.basics import patch
 from scipy import stats as sps
 
 from ..config import load_config, active_config
-from . import load_argus, generate, baseline_inputs, argus_pool, argus_classifiers, WHITE_BOX
+from .core import load_argus, generate
+from .protocol import baseline_inputs, argus_pool, argus_classifiers, WHITE_BOX
 from ..search.mutation import RULES, mutate_batch
 from ..blackbox import predict
 from ..stats import cliffs_delta, cliffs_magnitude, wilcoxon_test, holm
