@@ -26,7 +26,7 @@ CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zo
         'search', 'search.loop', 'search.archive', 'search.fitness', 'search.metrics', 'search.mutation',   # the loop, its parts
         'search.nsga2', 'search.random', 'search.interpolation')                                 # and the core strategies
 PAPERS = {'diffgan': ('diffgan', 'diffgan.core', 'diffgan.baseline', 'diffgan.rq'),
-          'sinvad': ('sinvad', 'sinvad.core', 'sinvad.arch', 'sinvad.humanstudy'),
+          'sinvad': ('sinvad', 'sinvad.core', 'sinvad.jobs', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.core', 'argus.protocol', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench', 'giftbench.core', 'giftbench.study')}
 TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything
 META = ('__init__', '_modidx')   # the package and nbdev's index of names (its strings are doc links, not imports)

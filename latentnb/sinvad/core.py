@@ -4,15 +4,12 @@
 
 # %% auto #0
 __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 'SINVAD_INIT', 'SINVAD_P_RESET',
-           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'SINVAD_RULES', 'SINVAD_AUTHORS_PARENTS', 'MIX_CODE',
-           'RESULT_FIELDS', 'sinvad_settings', 'sinvad_ga_rows', 'latent_space', 'pixel_space', 'model_under_test',
-           'penultimate', 'zoo_model', 'centroid_pairs', 'between_clusters', 'sinvad_distance', 'sinvad_fitness',
-           'ranking_key', 'sinvad_parents', 'authors_order', 'sinvad_sigma', 'sinvad_offspring', 'SinvadResult',
-           'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search', 'judge_reading', 'hill_climb',
-           'LSA', 'interpolate', 'mix_labels', 'check_pairs', 'rarely_confused_pairs', 'confusion', 'mix_spec',
-           'mix_name', 'detection_classifiers', 'save_result', 'load_result', 'boundary_job', 'boundary_jobs',
-           'mixed_directions', 'detection_attempts', 'stall_generations', 'escape_search', 'detection_job',
-           'detection_jobs']
+           'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'SINVAD_RULES', 'SINVAD_AUTHORS_PARENTS',
+           'sinvad_settings', 'sinvad_ga_rows', 'latent_space', 'pixel_space', 'model_under_test', 'penultimate',
+           'zoo_model', 'centroid_pairs', 'between_clusters', 'sinvad_distance', 'sinvad_fitness', 'ranking_key',
+           'sinvad_parents', 'authors_order', 'sinvad_sigma', 'sinvad_offspring', 'SinvadResult', 'SinvadGA',
+           'coordinate_moves', 'element_move', 'HillClimb', 'ga_search', 'judge_reading', 'hill_climb', 'LSA',
+           'interpolate']
 
 # %% ../../nbs/51_sinvad.ipynb #ec23ce89
 import inspect, math
@@ -23,15 +20,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..config import load_config, active_config
-from ..data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE
-from ..checkpoints import load_or_train
-from ..report import image_grid
-from ..zoo import LeNet5, fit_classifier, accuracy, load_pair
+from ..data import dataset_info, check_img_shape, DEFAULT_SHAPE
+from ..zoo import load_pair
 from ..blackbox import predict_proba, predict
 from ..generators import vae_generator
 from ..search import (INFEASIBLE, Batch, Objective, Space, Strategy, _latent_mask, _seed_round, check_size, rank_key,
-                                 register_strategy, run_to_end, search_space, top2_gap)
+                                 register_strategy, run_to_end, search_space)
 
 # %% ../../nbs/51_sinvad.ipynb #e3fcbb70
 def sinvad_settings(cfg, # Run config (its profile gives the "here" column)
@@ -607,252 +601,3 @@ def interpolate(vae:nn.Module, x1:torch.Tensor, x2:torch.Tensor, # Two images (1
     lat = vae.decode((1 - t)*z1 + t*z2)
     pix = (1 - t.view(-1, 1, 1, 1))*x1 + t.view(-1, 1, 1, 1)*x2
     return lat, pix
-
-# %% ../../nbs/51_sinvad.ipynb #0cee32ce
-from ..zoo import ZOO_CODE
-
-MIX_CODE = 1  # version of `mix_labels` and of the RQ3 training below, kept in every checkpoint's spec
-
-def mix_labels(y:torch.Tensor, # Labels
-               pairs:list, # Class pairs (a, b) to mix
-               alpha:float, # Fraction of each class's labels moved to the other class of its pair
-               seed:int=0) -> torch.Tensor:
-    "A copy of `y` where a fraction α of class a is relabelled b and α of class b relabelled a, for every pair"
-    if not 0 <= alpha <= 1: raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    g = torch.Generator().manual_seed(seed); y2 = y.clone()
-    for a, b in pairs:
-        for s, t in ((a, b), (b, a)):
-            idx = torch.nonzero(y == s)[:, 0]
-            pick = idx[torch.randperm(len(idx), generator=g)[:round(alpha*len(idx))]]
-            y2[pick] = t
-    return y2
-
-def check_pairs(pairs, # Class pairs (a, b)
-                K:int=10) -> list:
-    "`pairs` as a list of `(a, b)` tuples, after checking that they are pairs of distinct classes in 0..K-1 and share no class"
-    out = [tuple(int(c) for c in p) for p in pairs]
-    flat = [c for p in out for c in p]
-    if any(len(p) != 2 for p in out) or not all(0 <= c < K for c in flat) or len(set(flat)) != len(flat):
-        raise ValueError(f"pairs must be disjoint pairs of distinct classes in 0..{K-1}, e.g. [[0, 1], [2, 5]]; got {pairs!r}")
-    return out
-
-def rarely_confused_pairs(conf:np.ndarray, # Confusion matrix (counts or rates), rows = true class
-                          n:int=2) -> list:
-    "The `n` disjoint class pairs with the fewest confusions in both directions"
-    c = conf + conf.T; K = len(c)
-    cand = sorted((c[a, b], a, b) for a in range(K) for b in range(a + 1, K))
-    out, used = [], set()
-    for _, a, b in cand:
-        if a in used or b in used: continue
-        out.append((a, b)); used |= {a, b}
-        if len(out) == n: break
-    return out
-
-def confusion(model:nn.Module, x:torch.Tensor, y:torch.Tensor, K:int=10) -> np.ndarray:
-    "Confusion matrix of counts (rows = true class, columns = predicted)"
-    from sklearn.metrics import confusion_matrix
-    return confusion_matrix(y.numpy(), predict(model, x).numpy(), labels=list(range(K)))
-
-def mix_spec(dataset:str, # 'mnist' or 'fashion-mnist'
-             alpha:float, # Mixed-label proportion
-             cfg, model_seed:int=0, # Training seed offset: the model is trained with seed `cfg.seed + model_seed`
-            ) -> dict:
-    "Everything an RQ3 classifier's weights depend on under the active profile (α = 0 mixes nothing, so its spec names no pairs)"
-    S = cfg.budget('sinvad_detection')
-    pairs = [list(p) for p in check_pairs(S.pairs, dataset_info(dataset).n_classes)] if alpha > 0 else []
-    return dict(code=MIX_CODE, zoo=ZOO_CODE, arch='LeNet5', dataset=dataset, pairs=pairs, alpha=float(alpha), epochs=S.epochs,
-                n_train=S.n_train, lr=S.lr, bs=S.bs, opt='adam', seed=cfg.seed + model_seed)
-
-def mix_name(dataset:str, alpha:float, model_seed:int=0) -> str:
-    "Checkpoint name of an RQ3 classifier: `<dataset>-sinvad-mix<α>`, with `-seed<k>` for the further training seeds"
-    return f'{dataset}-sinvad-mix{alpha:g}' + (f'-seed{model_seed}' if model_seed else '')
-
-# %% ../../nbs/51_sinvad.ipynb #a7346897
-def detection_classifiers(dataset:str='mnist', cfg=None, progress:bool=True,
-                          model_seed:int=0, # Which of the `model_seeds` training seeds (0: the models of Fig. 14 and of the seeds)
-                         ) -> tuple:
-    """RQ3's LeNet-5s `({α: model}, pairs)` for the dataset's image shape and classes: one per α of
-    `[sinvad_detection]` (0 first), trained with the labels of its `pairs` mixed at α"""
-    cfg = active_config(cfg)
-    S, info = cfg.budget('sinvad_detection'), dataset_info(dataset)
-    pairs, seed = check_pairs(S.pairs, info.n_classes), cfg.seed + model_seed
-    x, y = load_dataset(dataset, 'train', n=S.n_train or None)
-    xt, yt = load_dataset(dataset, 'test')
-    def make(alpha):
-        def train(m):
-            fit_classifier(m, x, mix_labels(y, pairs, alpha, seed=seed), S.epochs, lr=S.lr, bs=S.bs, progress=progress, seed=seed)
-            return dict(test_accuracy=accuracy(m, xt, yt), alpha=alpha, pairs=str(pairs if alpha > 0 else []))
-        def build(): torch.manual_seed(seed); return zoo_model(LeNet5, info.shape, info.n_classes)
-        return load_or_train(mix_name(dataset, alpha, model_seed), build, train,
-                             producer='nbs/51_sinvad.ipynb (latentnb.sinvad.detection_classifiers)',
-                             meta=dict(arch='LeNet5', alpha=alpha, pairs=pairs if alpha > 0 else []), cfg=cfg,
-                             spec=mix_spec(dataset, alpha, cfg, model_seed))
-    return {a: make(a) for a in sorted({0.0, *map(float, S.alphas)})}, pairs
-
-# %% ../../nbs/51_sinvad.ipynb #0118cc2a
-import hashlib, json
-from pathlib import Path
-
-from ..grid import Job, parts_version
-from ..checkpoints import weights_hash
-from ..generators.vae import load_vae
-
-RESULT_FIELDS = ('v', 'x', 'found', 'distance', 'label', 'seed_label', 'probs')   # the tensors of a `SinvadResult`
-
-def save_result(r:SinvadResult, # A GA's result
-                out_dir, # The job's folder
-                name:str='ga', # Files `<name>.pt` (tensors) and `<name>.json` (the history)
-                **extra # Further tensors saved beside it (e.g. the seeds' indices)
-               ) -> Path:
-    "Save `r` and `extra` to `out_dir/<name>.pt` (a dict of tensors) and its history to `out_dir/<name>.json`"
-    d = Path(out_dir); d.mkdir(parents=True, exist_ok=True)
-    torch.save({**{f: getattr(r, f) for f in RESULT_FIELDS}, **{f'extra.{k}': v for k, v in extra.items()}}, d/f'{name}.pt')
-    (d/f'{name}.json').write_text(json.dumps(dict(history=r.history, extra=sorted(extra))))
-    return d/f'{name}.pt'
-
-def load_result(out_dir, # The job's folder
-                name:str='ga') -> tuple:
-    "`(SinvadResult, {name: tensor})` as `save_result` left them"
-    d = Path(out_dir)
-    t = torch.load(d/f'{name}.pt', weights_only=True)
-    h = json.loads((d/f'{name}.json').read_text())
-    return SinvadResult(**{f: t[f] for f in RESULT_FIELDS}, history=h['history']), {k: t[f'extra.{k}'] for k in h['extra']}
-
-def _digest(*parts) -> str:
-    return hashlib.blake2b(json.dumps(parts, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
-
-def _code(job) -> str:
-    "The code `job` really runs (`parts_version`): the GA, its operators, the models' loading, not the rest of the package"
-    return parts_version(job)
-
-def boundary_job(out_dir, # The job's folder
-                 dataset:str, # 'mnist' or 'fashion-mnist'
-                 profile:str, # Run profile (its `[sinvad_boundary]` budget)
-                 seed:int, # The run's seed (`cfg.seed`)
-                 rule:str='authors', # The GA's rule (`SINVAD_RULES`): 'authors' (RQ2's primary rows) or 'guided' (the project's)
-                ) -> dict:
-    "RQ2's untargeted GA on one dataset (notebook 52): seeds the model and the VAE classify right, the GA's result, the test probabilities"
-    cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_boundary')
-    clf, vae = model_under_test(dataset, cfg=cfg), load_vae(dataset, 'mlp', cfg=cfg, progress=False)
-    xt, yt = load_dataset(dataset, 'test', n=B.n_test)
-    p_test = predict_proba(clf, xt)
-    ok = (p_test.argmax(1) == yt) & (predict(clf, vae.reconstruct(xt)) == yt)
-    seeds = torch.nonzero(ok)[:, 0]
-    # test splits may be sorted by class
-    seeds = seeds[torch.randperm(len(seeds), generator=torch.Generator().manual_seed(seed))[:B.n_seeds]]
-    r = ga_search(latent_space(vae), clf, xt[seeds], pop=B.population, generations=B.generations, seed=seed, rule=rule)
-    save_result(r, out_dir, seeds=seeds, p_test=p_test)
-    out = dict(dataset=dataset, rule=rule, acc=float((p_test.argmax(1) == yt).float().mean()), found=int(r.found.sum()), n_seeds=len(seeds))
-    (Path(out_dir)/'summary.json').write_text(json.dumps(out))
-    return out
-
-# %% ../../nbs/51_sinvad.ipynb #2211039f
-def boundary_jobs(profile:str, root, # Run profile; folder of the jobs (one per dataset and rule)
-                  seed:int=0,
-                  rules:tuple=('authors',), # The GA's rules: 'authors' in `boundary-<dataset>`, any other in `boundary-<dataset>-<rule>`
-                 ) -> list:
-    """One `boundary_job` per dataset of `[sinvad_boundary]` and rule (dataset by dataset); each key holds the code, the budget, the
-    dataset's classifier and VAE weights"""
-    cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_boundary')
-    code, budget = _code(boundary_job), _digest(dict(B))
-    def weights(ds): return weights_hash(model_under_test(ds, cfg=cfg), load_vae(ds, 'mlp', cfg=cfg, progress=False), n=6)
-    for r in rules: _check_sinvad_rule(r)
-    name = lambda ds, r: Path(root)/(f'boundary-{ds}' + ('' if r == 'authors' else f'-{r}'))
-    return [Job(boundary_job, dict(dataset=ds, profile=profile, seed=seed, rule=r), name(ds, r),
-                version=f'{code}-{budget}-{w}')
-            for ds in B.datasets for w in [weights(ds)] for r in rules]
-
-def mixed_directions(pairs:list) -> list:
-    "The mixed directions of RQ3: a → b and b → a of every pair (a, b)"
-    return [d for a, b in pairs for d in ((a, b), (b, a))]
-
-def detection_attempts(clean:nn.Module, # The α = 0 classifier
-                       xt:torch.Tensor, yt:torch.Tensor, # Test images and labels
-                       n:int, # Attempts per direction
-                       directions:list|None=None, # (source, target) classes; None: every ordered pair of the K classes
-                       K:int=10, seed:int=0) -> tuple:
-    """RQ3's attempts `(seed_idx, src, tgt)`, `n` per direction (s, t): test images of class s that `clean` classifies right, in a
-    seeded random order (reused in turn when n exceeds them)"""
-    dirs = [(s, t) for s in range(K) for t in range(K) if s != t] if directions is None else [tuple(d) for d in directions]
-    if any(s == t for s, t in dirs): raise ValueError(f"a direction needs two different classes, got {dirs}")
-    ok, g = predict(clean, xt) == yt, torch.Generator().manual_seed(seed)
-    pool, empty = {}, []
-    for s in sorted({s for s, _ in dirs}):
-        idx = torch.nonzero(ok & (yt == s))[:, 0]
-        if len(idx): pool[s] = idx[torch.randperm(len(idx), generator=g)]
-        else: empty.append(s)
-    if not pool: raise ValueError(f"no test image of classes {empty} is classified right by the clean model: no seeds for any direction")
-    if empty:   # a weak clean model (e.g. a scaled-down smoke run): those directions have no seeds and are left out, said aloud
-        print(f"detection_attempts: no test image of class(es) {empty} is classified right by the clean model; "
-              "their directions are left out")
-        dirs = [(s, t) for s, t in dirs if s in pool]
-    seed_idx = torch.cat([pool[s][torch.arange(n) % len(pool[s])] for s, _ in dirs])
-    src, tgt = (torch.tensor([d[i] for d in dirs]).repeat_interleave(n) for i in (0, 1))
-    return seed_idx, src, tgt
-
-def stall_generations(sigma:float=SINVAD_SIGMA, decay:float=SINVAD_DECAY, min_step:float=SINVAD_MIN_STEP) -> int:
-    "Generations the paper's GA gives a seed reaching nothing: σ falls from `sigma` ×`decay` per generation until below `min_step`"
-    return int(np.ceil(np.log(min_step/sigma)/np.log(decay) - 1e-9))
-
-def escape_search(space:Space, # `latent_space(vae)`
-                  model:nn.Module, # The classifier under test
-                  x_seed:torch.Tensor, # One seed image per attempt
-                  tgt:torch.Tensor, # One target class per attempt
-                  B, # The `[sinvad_detection]` budget
-                  seed:int=0, # The GA's seed (the same for every α: common random numbers)
-                  generations:int|None=None, # Most generations (None: `B.generations`)
-                  rule:str='authors', # The GA's rule: 'authors' (the authors' ranking and output) or 'guided' (the project's)
-                 ) -> SinvadResult:
-    """RQ3's targeted GA as the authors' RQ3 notebook sets it: `B.population` candidates around μ(x) with noise σ `B.sigma_init`,
-    `B.parents` parents, fitness Eq. 4; an attempt escapes when `found`"""
-    return ga_search(space, model, x_seed, target=tgt, pop=B.population, generations=generations or B.generations, elite=B.parents,
-                     sigma_init=B.sigma_init, seed=seed, rule=rule)
-
-# %% ../../nbs/51_sinvad.ipynb #628e6185
-def detection_job(out_dir, # The job's folder
-                  alpha:float, # Mixed-label proportion of the model under test
-                  profile:str, # Run profile (its `[sinvad_detection]` budget)
-                  seed:int, # The run's seed (`cfg.seed`)
-                  dataset:str='mnist',
-                  model_seed:int=0, # Which training seed's model (`detection_classifiers`); 0 also runs the K×K matrix (10×10 for MNIST)
-                  check:bool=False, # Rerun the first `n_check` attempts per mixed direction with the GA's stall budget
-                                    # (`stall_generations`) too: with the authors' rule ('check') and the project's ('check-guided')
-                 ) -> dict:
-    """RQ3's escape searches on one α model (notebook 53): the mixed directions ('mixed'), for `model_seed` 0 every direction
-    ('matrix', Fig. 14), and optionally the budget check ('check')"""
-    cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_detection')
-    models, pairs = detection_classifiers(dataset, cfg=cfg, progress=False, model_seed=model_seed)
-    # the seeds: the same attempts for every model
-    clean = models[0.0] if model_seed == 0 else detection_classifiers(dataset, cfg=cfg, progress=False)[0][0.0]
-    xt, yt = load_dataset(dataset, 'test')
-    space = latent_space(load_vae(dataset, 'mlp', cfg=cfg, progress=False))
-    runs = dict(mixed=(B.n_attempts, mixed_directions(pairs), B.generations))
-    if model_seed == 0: runs['matrix'] = (B.n_matrix, None, B.generations)
-    if check: runs['check'] = runs['check-guided'] = (B.n_check, mixed_directions(pairs), stall_generations())
-    out = dict(dataset=dataset, alpha=alpha, model_seed=model_seed, pairs=[list(p) for p in pairs])
-    for name, (n, dirs, generations) in runs.items():
-        seed_idx, src, tgt = detection_attempts(clean, xt, yt, n, dirs, K=dataset_info(dataset).n_classes, seed=seed)
-        rule = 'guided' if name.endswith('-guided') else 'authors'
-        r = escape_search(space, models[alpha], xt[seed_idx], tgt, B, seed, generations, rule=rule)
-        save_result(r, out_dir, name, seed_idx=seed_idx, src=src, tgt=tgt)
-        out[name] = dict(attempts=len(tgt), escaped=int(r.found.sum()), generations=generations)
-    (Path(out_dir)/'summary.json').write_text(json.dumps(out))
-    return out
-
-def detection_jobs(profile:str, root, # Run profile; folder of the jobs (one per α and training seed)
-                   seed:int=0, dataset:str='mnist') -> list:
-    """One `detection_job` per (training seed, α) of `[sinvad_detection]` (seed 0 first, α = 0 first; seed 0's first and last α
-    also run the budget check); each key holds the code, the budget and the clean, the α and the VAE weights"""
-    cfg = load_config(profile, seed=seed, seed_all=False); B = cfg.budget('sinvad_detection')
-    clean_models, pairs = detection_classifiers(dataset, cfg=cfg, progress=False)
-    code, budget = _code(detection_job), _digest(dict(B), pairs)
-    vae, al = load_vae(dataset, 'mlp', cfg=cfg, progress=False), list(clean_models)
-    jobs = []
-    for k in range(B.model_seeds):
-        models = clean_models if k == 0 else detection_classifiers(dataset, cfg=cfg, progress=False, model_seed=k)[0]
-        jobs += [Job(detection_job,
-                     dict(alpha=a, profile=profile, seed=seed, dataset=dataset, model_seed=k, check=k == 0 and a in (al[0], al[-1])),
-                     Path(root)/f'detection-{dataset}-alpha{a:g}-m{k}',
-                     version=f'{code}-{budget}-{weights_hash(clean_models[0.0], m, vae, n=6)}')
-                 for a, m in models.items()]
-    return jobs
