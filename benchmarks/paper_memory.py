@@ -36,7 +36,7 @@ def models(shape):
     from latentnb import argus, zoo, judges
     from latentnb.generators import conditional as gb
     from latentnb.generators import gan
-    from latentnb.generators import vae
+    from latentnb.generators import vae, vqvae
     c, h, w = shape; n_cls = 10
     G = B.budget('gan'); A = B.budget('argus'); V = B.budget('vae'); GB = B.budget('giftbench')
     out = []
@@ -48,7 +48,7 @@ def models(shape):
     out.append(('GIFTbench DDPM UNet', GB.ddpm_bs, [un], lambda bs: (lambda r: getattr(r, 'sample', r))(un(torch.randn(bs, *shape), torch.randint(0, 1000, (bs,)), torch.randint(0, n_cls, (bs,)))).float().mean()))
     for kind, m in (('mlp', vae.MLPVAE(V.latent_mlp, V.hidden, img_shape=shape)), ('deepconv', vae.DeepConvVAE(V.latent_deep, V.deep_ch, V.deep_code_ch, img_shape=shape))):
         out.append((f'SINVAD VAE ({kind})', V.bs, [m], (lambda m: lambda bs: sum(t.float().mean() for t in m(torch.rand(bs, *shape)) if torch.is_tensor(t)))(m)))
-    vq = argus.VQVAE(n_codes=A.n_codes, code_dim=A.code_dim, ch=A.width, down=A.down, n_res=A.n_res, img_shape=shape)
+    vq = vqvae.VQVAE(n_codes=A.n_codes, code_dim=A.code_dim, ch=A.width, down=A.down, n_res=A.n_res, img_shape=shape)
     dx = argus.InputDiscriminator(img_shape=shape)
     out.append(('Argus VQ-VAE + D_x', A.bs, [vq, dx], lambda bs: (lambda r: (r[0] if isinstance(r, tuple) else r).mean() + dx(r[0] if isinstance(r, tuple) else r).mean())(vq(torch.rand(bs, *shape)))))
     subjects = {(1, 28, 28): [('M1/M2', zoo.PAIRS[1].a), ('M5/M6 LeNet-5', zoo.PAIRS[3].a), ('M7/M8 AlexNet', zoo.PAIRS[4].a)],

@@ -258,7 +258,7 @@ def test_the_generation_step_exists_once():
     from latentnb.search import run_to_end   # the one loop, run to the strategy's end
     assert 'run_to_end(' in src and 'run_search(' in inspect.getsource(run_to_end)
     assert 'gift_offspring' not in src and 'randn' not in src
-    import latentnb.giftbench as G
+    import latentnb.giftbench.core as G
     assert inspect.getsource(G).count('gift_offspring(') == 2                        # its definition and `GiftGA.tell`
 
 def test_gift_ga_with_seeds_pickles_without_its_callback_and_checks_them():

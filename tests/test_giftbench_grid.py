@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
-import latentnb.giftbench as gb
+import latentnb.giftbench.core as gb
 from latentnb.generators import LatentGenerator
 from latentnb.giftbench import (GIFT_RESULT_FILE, TABLE3_ROW_FILE, GiftResult, load_gift_result, run_giftbench,
                                 save_gift_result, table3_cell, table3_collect)

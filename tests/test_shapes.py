@@ -7,14 +7,14 @@ from latentnb import argus, judges, zoo
 from latentnb import giftbench
 from latentnb.generators import conditional as gb
 from latentnb.generators import gan
-from latentnb.generators import vae
+from latentnb.generators import vae, vqvae
 
 CLASSIFIERS = {**{n: getattr(zoo, n) for n in ('ConvNet4', 'ConvNet7', 'LeNet5', 'AlexNetSmall', 'ReferenceCNN', 'SinvadCNN',
                                                'ResNet20', 'InceptionSmall', 'VGG16')},
                'resnet18_cifar': zoo.resnet18_cifar, **{n: getattr(judges, n) for n in ('JudgeResNet', 'WideMLP', 'SepCNN')},
                'DCGAN D': gan.Discriminator, 'GiftDeepConv': giftbench.GiftDeepConv, 'LeNet4': argus.LeNet4,
                'Argus input D': argus.InputDiscriminator}
-AUTOENCODERS = {'MLPVAE': vae.MLPVAE, 'ConvVAE': vae.ConvVAE, 'DeepConvVAE': vae.DeepConvVAE, 'VQVAE': argus.VQVAE, 'ArgusVAE': argus.ArgusVAE}
+AUTOENCODERS = {'MLPVAE': vae.MLPVAE, 'ConvVAE': vae.ConvVAE, 'DeepConvVAE': vae.DeepConvVAE, 'VQVAE': vqvae.VQVAE, 'ArgusVAE': vqvae.ArgusVAE}
 GENERATORS = {'DCGAN G': gan.Generator, 'cGAN': gb.CGAN, 'UNet': lambda img_shape: gb.build_unet(img_shape=img_shape)}
 SHAPES = [(1, 28, 28), (3, 32, 32), (1, 16, 16), (3, 64, 64)]
 
@@ -50,7 +50,7 @@ def test_one_default_shape_and_one_spec_rule():
     from latentnb.data import DATASETS, DEFAULT_SHAPE, shape_spec
     cfg = load_config('ci', seed_all=False)
     assert gan.GAN_SHAPE == DEFAULT_SHAPE and gan.Generator().img_shape == DEFAULT_SHAPE
-    assert all(m().img_shape == DEFAULT_SHAPE for m in (zoo.LeNet5, judges.SepCNN, vae.ConvVAE, argus.VQVAE, giftbench.GiftDeepConv))
+    assert all(m().img_shape == DEFAULT_SHAPE for m in (zoo.LeNet5, judges.SepCNN, vae.ConvVAE, vqvae.VQVAE, giftbench.GiftDeepConv))
     pick = lambda spec, keys=('img_shape', 'n_classes'): {k: v for k, v in spec.items() if k in keys}
     for d, i in DATASETS.items():
         assert pick(zoo.zoo_spec(zoo.REFERENCE, d, cfg)) == shape_spec(i.shape, i.n_classes)

@@ -9,12 +9,11 @@ __all__ = ['GIFT_CLF', 'GIFT_VARIANTS', 'GIFT_PARENTS', 'GIFT_EXTENT', 'PROXY_NA
            'GiftGA', 'GiftResult', 'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search', 'proxy_oracle',
            'judges_oracle', 'summarise', 'table3', 'load_generator', 'load_generators', 'sample_quality',
            'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'save_gift_result', 'load_gift_result',
-           'table3_context', 'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect', 'default_classifier',
-           'image_table', 'status_line', 'GiftbenchPanel', 'control_panel']
+           'table3_context', 'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect']
 
 # %% ../../nbs/80_giftbench.ipynb #7906890a
 import io, json, re, time, zipfile
-from dataclasses import dataclass, field, asdict, fields, replace
+from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Callable
 
@@ -27,14 +26,14 @@ from fastcore.basics import patch
 
 from ..config import load_config, active_config
 from ..data import load_dataset, check_img_shape, DEFAULT_SHAPE, shape_spec
-from ..checkpoints import load_or_train, checkpoint_entry, weights_hash
+from ..checkpoints import load_or_train, weights_hash
 from ..blackbox import check_model, predict_proba
 from ..search import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_to_end,
                                  search_space)
 from .. import zoo as _zoo
 from ..generators import LatentGenerator, cgan_generator, ddim_generator, vae_generator, generator_kind
-from ..grid import Job, run_grid, parts_version
-from ..generators.conditional import DATASETS, GIFT_RULE, dataset_shape, load_cgan, load_ddpm
+from ..grid import Job, parts_version
+from ..generators.conditional import GIFT_RULE, dataset_shape, load_cgan, load_ddpm
 
 # %% ../../nbs/80_giftbench.ipynb #c1a55e02
 class GiftDeepConv(nn.Module):
@@ -732,158 +731,3 @@ def table3_collect(jobs:list, # `table3_jobs`
         results[a['dataset'], a['step'], a['kind']] = load_gift_result(j.out_dir/GIFT_RESULT_FILE)
         wall[a['dataset'], a['kind']] = wall.get((a['dataset'], a['kind']), 0) + o['wall_seconds']
     return rows, results, wall
-
-# %% ../../nbs/80_giftbench.ipynb #9183a0a7
-def default_classifier(dataset:str):
-    "The classifier under test by default: model A of the zoo's pair 1 for `dataset`"
-    from latentnb.zoo import load_pair  # notebook 10
-    return load_pair(dataset, 1)[0]
-
-def _img_html(img:torch.Tensor, size:int=42) -> str:
-    import base64
-    return (f'<img src="data:image/png;base64,{base64.b64encode(_png_bytes(img)).decode()}" '
-            f'width="{size}" height="{size}" style="image-rendering:pixelated"/>')
-
-def image_table(res:GiftResult # A search result
-               ) -> pd.DataFrame:
-    "One row per viable seed: expected and predicted label, iterations, misclassified (the panel adds the images)"
-    return pd.DataFrame(dict(seed=range(len(res.y)), expected=res.y.tolist(), predicted=res.pred.tolist(),
-                             iterations=res.iterations.tolist(), misclassified=res.failed.tolist()))
-
-def status_line(row:dict # A `summarise` row
-               ) -> str:
-    "The panel's one-line summary: % misclassified and mean iterations (GIFTbench's definition)"
-    return (f"{row['generator']} on {row['dataset']} ({row['step']} step): {row['pct_misclassified']}% misclassified "
-            f"({row['n_misclassified']} of {row['n_viable']} viable seeds), mean iterations {row['mean_iterations']} "
-            f"(over all viable seeds, a seed without failure counted at the budget), {row['seconds']} s")
-
-# %% ../../nbs/80_giftbench.ipynb #5c34ecd5
-class GiftbenchPanel:
-    "Widgets and handlers of the GIFTbench control panel (show `.widget`); Run searches in a background thread"
-    def __init__(self, cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
-        import ipywidgets as W
-        self.cfg = active_config(cfg); B = self.cfg.budget('giftbench')
-        self._gen = generator_factory or (lambda d, k: load_generator(d, k, self.cfg, progress=False))
-        self._clf = classifier_factory or default_classifier
-        self._judge = judge_factory
-        self._cache, self.result, self.row, self.thread, self.images = {}, None, None, None, None
-        paper = {k: int(self.cfg.budgets['giftbench'][k]['paper']) for k in ('population', 'generations', 'n_seeds')}
-        st = {'description_width': '110px'}
-        self.dataset = W.Dropdown(options=list(DATASETS), value=self.cfg.dataset if self.cfg.dataset in DATASETS else 'mnist',
-                                  description='dataset', style=st)   # $LATENTNB_DATASET's, else MNIST
-        self.generator = W.Dropdown(options=list(GENERATORS), value='cGAN', description='generator', style=st)
-        self.clf_file = W.Text(value='', placeholder='TorchScript .pt (empty: zoo pair 1, model A)',
-                               description='classifier file', style=st)
-        self.pop = W.BoundedIntText(value=paper['population'], min=2, max=500, description='population', style=st)
-        self.iters = W.BoundedIntText(value=paper['generations'], min=1, max=5000, description='iterations', style=st)
-        self.step = W.Dropdown(options=['low', 'high'], value='low', description='step size', style=st)
-        self.variant = W.Dropdown(options=list(GIFT_VARIANTS), value='gift', description='GA operators', style=st)
-        self.n_seeds = W.BoundedIntText(value=int(B.n_seeds), min=1, max=1000, description='seeds', style=st)
-        low = {k: (paper[k], int(B[k])) for k in ('population', 'generations') if int(B[k]) < paper[k]}
-        self.note = W.HTML('' if not low else
-            f"<i>Defaults are the paper's budget (population {paper['population']}, {paper['generations']} iterations); the "
-            f"<b>{self.cfg.profile}</b> profile's Table III uses " + ', '.join(f"{k} {b}" for k, (a, b) in low.items())
-            + f" (on {self.cfg.device}, a search at the paper's budget can take minutes: lower them here for a quick look).</i>")
-        self.run_button = W.Button(description='Run', button_style='primary', icon='play')
-        self.progress = W.IntProgress(value=0, min=0, max=1, description='progress')
-        self.status = W.HTML('')
-        self.table = W.Output(); self.gallery = W.Output()
-        self.zip_path = W.Text(value=str(self.cfg.fig_dir/'giftbench_images.zip'), description='zip file', style=st)
-        self.export_button = W.Button(description='Export zip', icon='download', disabled=True)
-        self.run_button.on_click(lambda _: self.start())
-        self.export_button.on_click(lambda _: self.export())
-        self.widget = W.VBox([W.HBox([W.VBox([self.dataset, self.generator, self.clf_file, self.step, self.variant]),
-                                      W.VBox([self.pop, self.iters, self.n_seeds])]), self.note,
-                              W.HBox([self.run_button, self.progress]), self.status, self.table, self.gallery,
-                              W.HBox([self.zip_path, self.export_button])])
-        self.widget.panel = self
-
-# %% ../../nbs/80_giftbench.ipynb #82573ddf
-@patch
-def _classifier(self:GiftbenchPanel, dataset):
-    f = self.clf_file.value.strip()
-    return (check_model(f if f else self._clf(dataset), *dataset_shape(dataset), data=dataset, device=self.cfg.device),
-            (Path(f).stem if f else 'zoo-pair1-A'))
-
-@patch
-def start(self:GiftbenchPanel):
-    """Handler of the Run button: the search runs in a background thread, the notebook stays responsive; progress and status
-    update as it goes"""
-    import threading
-    if self.thread is not None and self.thread.is_alive():
-        self.status.value = 'A search is running: wait for it to finish'; return self.thread
-    self.thread = threading.Thread(target=self.run, daemon=True); self.thread.start()
-    return self.thread
-
-@patch
-def wait(self:GiftbenchPanel, timeout=None):
-    "Block until a search started by `start` has finished; returns its row"
-    if self.thread is not None: self.thread.join(timeout)
-    return self.row
-
-@patch
-def run(self:GiftbenchPanel):
-    "Load, search (progress bar and status per generation), show the status line, the per-image table and the gallery"
-    ds, kind = self.dataset.value, self.generator.value
-    self.status.value = f'loading {kind} on {ds} ...'; self.run_button.disabled = True
-    try:
-        key = (ds, kind)
-        if key not in self._cache: self._cache[key] = self._gen(ds, kind)
-        gen = self._cache[key]
-        clf, self.clf_name = self._classifier(ds)
-    except Exception as e:
-        self.status.value = f'<b style="color:#b00">Error:</b> {type(e).__name__}: {e}'; self.result = self.row = None
-        self.run_button.disabled = False; return None
-    total = int(self.iters.value)
-    self.progress.max, self.progress.value = total, 0
-    def cb(it, n_active):
-        self.progress.value = min(it, total)
-        self.status.value = f'{kind} on {ds}: generation {min(it, total)}/{total}, {n_active} seed(s) still searching ...'
-    judge = self._judge(ds) if self._judge else None
-    try:
-        self.row, self.result = run_giftbench(gen, clf, ds, int(self.n_seeds.value), int(self.pop.value), total,
-                                              self.step.value, judge=judge, seed=self.cfg.seed, progress=False, callback=cb,
-                                              variant=self.variant.value)
-    except Exception as e:
-        self.status.value = f'<b style="color:#b00">Error during the search:</b> {type(e).__name__}: {e}'; self.result = self.row = None
-        self.run_button.disabled = False; return None
-    return self._show_result()
-
-# %% ../../nbs/80_giftbench.ipynb #61b80f12
-@patch
-def _show_result(self:GiftbenchPanel):
-    "After a search: the status line, the per-image table with the images, the gallery of failures; enables Export; returns the row"
-    import matplotlib.pyplot as plt
-    self.status.value = status_line(self.row)
-    r = self.result
-    self.images = image_table(r)
-    show = self.images.assign(original=[_img_html(x) for x in r.x0], image=[_img_html(x) for x in r.x_fail])
-    from IPython.display import HTML, display
-    self.table.clear_output()
-    with self.table: display(HTML(show[['seed', 'original', 'image', 'expected', 'predicted', 'iterations', 'misclassified']]
-                                  .to_html(escape=False, index=False)))
-    self.gallery.clear_output()
-    f = r.failed.nonzero().flatten()[:8]
-    if len(f):
-        from latentnb.report import image_grid
-        fig = image_grid(torch.cat([r.x0[f], r.x_fail[f]]), ncols=len(f),
-                         titles=[f'y={int(r.y[s])}' for s in f] + [f'pred {int(r.pred[s])} @{int(r.iterations[s])}' for s in f],
-                         row_titles=['original', 'failing'])
-        with self.gallery: display(fig)
-        plt.close(fig)
-    self.export_button.disabled = len(r.y) == 0
-    self.run_button.disabled = False
-    return self.row
-
-@patch
-def export(self:GiftbenchPanel, path=None):
-    "Handler of the Export button: zip the original and the generated image of every viable seed, and `results.csv`"
-    if self.result is None: self.status.value = 'Nothing to export: run a search first'; return None
-    p = export_zip(self.result, path or self.zip_path.value, self.dataset.value, self.clf_name)
-    self.status.value = (status_line(self.row)
-                         + f'<br>exported {len(self.result.y)} seed(s) (original + generated image, results.csv) to {p}')
-    return p
-
-def control_panel(cfg=None, generator_factory=None, classifier_factory=None, judge_factory=None):
-    "The GIFTbench control panel widget (its `GiftbenchPanel` is `.panel`)"
-    return GiftbenchPanel(cfg, generator_factory, classifier_factory, judge_factory).widget
