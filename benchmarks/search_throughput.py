@@ -39,7 +39,9 @@ from latentnb.zoo import load_pair
 from latentnb.data import load_dataset
 from latentnb.blackbox import as_blackbox
 from latentnb.search.fitness import ReclusterPolicy, warm_up
-from latentnb.diffgan import diffgan_search, evaluate_latents, random_search
+from latentnb.diffgan import diffgan_search, random_search
+from latentnb.search import Batch, objective, search_space
+from latentnb.search.loop import _evaluate
 
 cfg = load_config(args.profile, device=args.device)
 progress = sys.stdout.isatty()  # no progress bars in logs and pipes
@@ -55,12 +57,15 @@ print(f"{B.reducer} warm-up (numba compile, excluded): {warm_up(B.reducer, B.uma
 # (a) raw throughput: generator + both models on batches of the search's size, in a window before, between and after the
 # two searches. A machine's speed drifts within a minute (earlier runs: 1,419 -> 1,516 and 1,455 -> 989 images/s between
 # two windows a few minutes apart), so each search is compared with the mean of the two windows on either side of it.
+# The space and the objective are built once, as a search builds them, so that a window times what a search's generation
+# evaluates (decode, quantise to 8 bits, both models) and nothing else (`evaluate_latents` builds both on every call).
 rng = np.random.default_rng(0)
-evaluate_latents(G, A, Bm, rng.uniform(-1, 1, (B.pop_size, 100)), dev)
+sp, obj = search_space(G), objective('differential', A, Bm, device=dev)
+_evaluate(sp, obj, Batch(rng.uniform(-1, 1, (B.pop_size, 100))))
 def raw_speed(seconds):
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        evaluate_latents(G, A, Bm, rng.uniform(-1, 1, (B.pop_size, 100)), dev); n += B.pop_size
+        _evaluate(sp, obj, Batch(rng.uniform(-1, 1, (B.pop_size, 100)))); n += B.pop_size
     if dev.type == 'cuda': torch.cuda.synchronize()
     return n/(time.perf_counter() - t0)
 raw_before = raw_speed(args.raw_seconds/2)
