@@ -27,7 +27,8 @@ CORE = ('config', 'data', 'report', 'checkpoints', 'grid', 'paper', 'stats', 'zo
         'search.nsga2', 'search.random', 'search.interpolation')                                 # and the core strategies
 PAPERS = {'diffgan': ('diffgan', 'diffgan.core', 'diffgan.baseline', 'diffgan.rq'),
           'sinvad': ('sinvad', 'sinvad.core', 'sinvad.jobs', 'sinvad.arch', 'sinvad.humanstudy'),
-          'argus': ('argus', 'argus.core', 'argus.protocol', 'argus.baselines', 'argus.realism'), 'giftbench': ('giftbench', 'giftbench.core', 'giftbench.study', 'giftbench.panel')}
+          'argus': ('argus', 'argus.core', 'argus.protocol', 'argus.baselines', 'argus.realism'),
+          'giftbench': ('giftbench', 'giftbench.core', 'giftbench.study', 'giftbench.panel')}
 TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything
 META = ('__init__', '_modidx')   # the package and nbdev's index of names (its strings are doc links, not imports)
 LAYERS = {**{m: 'core' for m in CORE}, **{m: f'paper:{p}' for p, ms in PAPERS.items() for m in ms},
