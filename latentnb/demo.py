@@ -54,10 +54,11 @@ class ToyGenerator(LatentGenerator):
     def candidates(self, labels, g):
         return (labels.float()/10*6 - 3)[:, None].repeat(1, 2) + 0.01*torch.randn(len(labels), 2, generator=g)
 
-def toy_generator() -> ToyGenerator:
-    "The toy generator: 2-d normal latent within [-3, 3], (1, 28, 28) flat images; GIFT steps low 0.05, high 0.5"
+def toy_generator(steps:dict|None=None # GIFT's mutation steps {'low': σ, 'high': σ} (default low 0.05, high 0.5)
+                 ) -> ToyGenerator:
+    "The toy generator: 2-d normal latent within [-3, 3], (1, 28, 28) flat images"
     return ToyGenerator('toy', lambda z, y: ((z[:, :1] + 3)/6)[:, :, None, None].expand(-1, 1, 28, 28), (2,), 'normal', (-3.0, 3.0),
-                        steps={'low': 0.05, 'high': 0.5})
+                        steps=steps or {'low': 0.05, 'high': 0.5})
 
 def toy_classifier(x):
     "Stand-in classifier: class = round(10 × mean brightness), as probabilities"

@@ -3,10 +3,9 @@ import math, pytest, torch, torch.nn.functional as F
 from latentnb.generators import LatentGenerator, cgan_generator
 from latentnb.giftbench import margin, viable_seeds, giftbench_search, summarise, table3
 from latentnb.generators.conditional import CondGenerator
+from latentnb.demo import toy_classifier
 
-def toy_clf(x):
-    m = torch.as_tensor(x).float().mean((1, 2, 3))*10
-    return F.softmax(-(m[:, None] - torch.arange(10.))**2*5, 1)
+toy_clf = toy_classifier   # class = round(10 × mean brightness) (latentnb.demo)
 
 class _Toy(LatentGenerator):
     def candidates(self, labels, g): return (labels.float()/10*6 - 3)[:, None].repeat(1, 2)

@@ -3,26 +3,17 @@ import json, math, os
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 os.environ.setdefault('LATENTNB_PROFILE', 'ci')
 import latentnb.giftbench.core as gb
-from latentnb.generators import LatentGenerator
+from latentnb.demo import toy_classifier, toy_generator
 from latentnb.giftbench import (GIFT_RESULT_FILE, TABLE3_ROW_FILE, GiftResult, load_gift_result, run_giftbench,
                                 save_gift_result, table3_cell, table3_collect)
 from latentnb.grid import Job, is_done, run_grid
 
 
-def toy_clf(x):
-    m = torch.as_tensor(x).float().mean((1, 2, 3))*10
-    return F.softmax(-(m[:, None] - torch.arange(10.))**2*5, 1)
-
-class _Toy(LatentGenerator):
-    def candidates(self, labels, g): return (labels.float()/10*6 - 3)[:, None].repeat(1, 2) + 0.01*torch.randn(len(labels), 2, generator=g)
-
-def toy_gen():
-    return _Toy('toy', lambda z, y: ((z[:, :1] + 3)/6)[:, :, None, None].expand(-1, 1, 28, 28), (2,), 'normal', (-3.0, 3.0),
-                steps={'low': 1e-4, 'high': 0.5})
+toy_clf = toy_classifier   # class = round(10 × mean brightness) (latentnb.demo)
+def toy_gen(): return toy_generator({'low': 1e-4, 'high': 0.5})   # a flat image whose brightness is z0
 
 def toy_judge(x, y): return torch.ones(len(x), dtype=torch.bool), torch.as_tensor(y) % 2 == 0
 toy_judge.name = 'toy judge'
