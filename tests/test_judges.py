@@ -78,10 +78,10 @@ def test_api(judges):
 
 
 def test_rule_is_calibrated(judges):
-    "On its own calibration images each stage rejects at most about q; the whole rule keeps ≥ 1 − 3q of them"
+    "The real-digit rule: on its own calibration images each stage rejects at most about q; the whole rule keeps ≥ 1 − 3q of them"
     from latentnb.data import load_dataset
     xc = load_dataset('mnist', 'train')[0][judges.split['calibration']]
-    v = judges.verdicts(xc)
+    v = judges.verdicts(xc, judges.calibration)
     q = judges.q
     for k in ('agreement_ok', 'top_p_ok', 'mahalanobis_ok'): assert v[k].mean() >= 1 - q - 1e-9
     assert v.valid.mean() >= 1 - 3*q - 1e-9
@@ -133,6 +133,9 @@ def test_colour_judges(ci):
     j = Judges('colour-mnist', {k: s.build((3, 32, 32), 10).eval() for k, s in specs.items()}, specs, ci)
     x = torch.rand(5, 3, 32, 32)
     assert j.predict_proba(x).shape == (5, 10) and j.valid(x).shape == (5,)
+    assert j.rule() is j.calibration                                                 # nobody rated colour digits: the real-digit rule
+    with pytest.raises(ValueError, match='no people rated'): j.people_rule()
+    assert j.people_agreement() is None
     t = judge_controls(j, reference=False)
     assert len(t) == len(j.members) + 2 and ((t[list(CONTROL_KINDS)] >= 0) & (t[list(CONTROL_KINDS)] <= 1)).all().all()
 
@@ -145,8 +148,8 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from latentnb.data import ChecksumError
-from latentnb.judges import (STUDY_CSV, STUDY_DIR, STUDY_FILES, STUDY_IMAGES, PEOPLE_STAGES, agreement_table, human_labels,
-                             human_study_images, kappa_grid, people_check, people_split, rater_agreement, study_file)
+from latentnb.judges import (STUDY_CSV, STUDY_DIR, STUDY_FILES, STUDY_IMAGES, PEOPLE_STAGES, PEOPLE_RULES, RULES, agreement_table,
+                             human_labels, human_study_images, kappa_grid, people_check, people_split, rater_agreement, study_file)
 
 
 @pytest.fixture(scope='module')
@@ -255,8 +258,8 @@ def test_calibrate_to_people_is_an_option(judges):
     before = dict(judges.calibration)
     c = judges.calibrate_to_people(s, h)
     assert judges.calibration == before and 'rule' not in before                  # the default rule is untouched
-    assert c['rule'] == 'people' and c['n_people'] == 40 and set(PEOPLE_STAGES) <= set(c)
-    assert c['kappa_fit'] >= kappa_grid(judges.apply_rule(s).valid.to_numpy()[None], h)[0][0] - 1e-12
+    assert c['rule'] == 'people: three stages' and c['n_people'] == 40 and set(PEOPLE_STAGES) <= set(c)
+    assert c['kappa_fit'] >= kappa_grid(judges.apply_rule(s, judges.calibration).valid.to_numpy()[None], h)[0][0] - 1e-12
     assert c['kappa_fit'] == 1.0                                                   # the distance stage alone separates them
     assert (judges.valid(x, calibration=c) == judges.apply_rule(s, c).valid.to_numpy()).all()
     assert (judges.valid(x) == judges.apply_rule(s).valid.to_numpy()).all()
@@ -267,11 +270,41 @@ def test_calibrate_to_people_is_an_option(judges):
 def test_people_check_scores_only_held_out_images(judges, study, monkeypatch):
     x, _, L = study
     fit, scored = [], []
-    cal_fn, rule_fn = judges.calibrate_to_people, judges.apply_rule
+    cal_fn, one_fn, rule_fn = judges.calibrate_to_people, judges.fit_people_rule, judges.apply_rule
     monkeypatch.setattr(judges, 'calibrate_to_people', lambda s, h, st: fit.append(set(s.index)) or cal_fn(s, h, st))
-    monkeypatch.setattr(judges, 'apply_rule', lambda s, c=None: (scored.append(set(s.index)) if c is not None else None) or rule_fn(s, c))
+    monkeypatch.setattr(judges, 'fit_people_rule', lambda s, h: fit.append(set(s.index)) or one_fn(s, h))
+    fitted = lambda c: c is not None and 'rule' in c                                 # a rule fitted to people (not the real-digit one)
+    monkeypatch.setattr(judges, 'apply_rule', lambda s, c=None: (scored.append(set(s.index)) if fitted(c) else None) or rule_fn(s, c))
     r = people_check(judges, x, L, n_splits=5)
-    assert len(fit) == len(scored) == 5 and all(not (f & t) for f, t in zip(fit, scored))
+    assert len(fit) == len(scored) == 10 and all(not (f & t) for f, t in zip(fit, scored))   # both fitted rules, every split
     assert all(len(f | t) == int(L.agreed.sum()) for f, t in zip(fit, scored))
-    assert set(r['held_out'].rule) == {'default', 'people'} and len(r['thresholds']) == 5
-    assert (r['thresholds'].n_held_out == [len(t) for t in scored]).all()
+    assert set(r['held_out'].rule) == set(PEOPLE_RULES) and len(r['thresholds']) == 5
+    assert (r['thresholds'].n_held_out == [len(t) for t in scored[::2]]).all()
+
+
+def test_fit_people_rule_accepts_the_peoples_share(judges):
+    x = torch.rand(40, 1, 28, 28); s = judges.scores(x)
+    k = list(judges.members)[1]
+    h = s[f'mahalanobis:{k}'].to_numpy() < np.quantile(s[f'mahalanobis:{k}'], 0.7)   # people who follow one member's distance
+    o = judges.fit_people_rule(s, h)
+    assert o['rule'] == PEOPLE_RULES[2] and o['kappa_fit'] == 1.0 and abs(o['share'] - h.mean()) < 1e-12
+    v = judges.apply_rule(s, o)
+    assert v.agreement_ok.all() and v.top_p_ok.all() and (v.valid.to_numpy() == h).all()       # one distance, the other stages off
+    with pytest.raises(KeyError, match='not in the scores'): judges.fit_people_rule(s, h, distances=('pixels',))
+    with pytest.raises(ValueError, match="one people's label per scored image"): judges.fit_people_rule(s, h[:5])
+
+
+def test_the_rule_in_use(judges, study, ci):
+    "MNIST's judges use the rule fitted to people (profiles.toml `[judges] rule`); the agreement they report is held out"
+    x, _, L = study
+    assert ci.budget('judges').rule == 'people'
+    R = judges.people_rule()
+    assert judges.rule() is R and R['rule'] == PEOPLE_RULES[2] and R['n_people'] == int(L.agreed.sum())
+    assert (judges.valid(x) == judges.valid(x, R)).all() and R['distance'] in judges.scores(x[:2])
+    a = judges.people_agreement()
+    assert a['held_out'] and a['rule'] == PEOPLE_RULES[2] and a['n_scored'] < a['n'] and 'held-out halves' in judges.people_note()
+
+
+def test_an_undefined_rule_is_refused(judges, monkeypatch):
+    monkeypatch.delitem(RULES, 'people')
+    with pytest.raises(KeyError, match="validity rule 'people'.*is not defined"): judges.rule()
