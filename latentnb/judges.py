@@ -9,7 +9,7 @@ __all__ = ['JUDGE_ARCHS', 'JUDGE_CODE', 'JUDGE_SPECS', 'PEOPLE_DATASETS', 'RULES
            'JudgeSpec', 'judge_spec', 'load_judge_member', 'member_outputs', 'fit_mahalanobis', 'mahalanobis', 'Judges',
            'load_judges', 'judge_features', 'JudgeModule', 'judge_agreement', 'control_images', 'judge_controls',
            'study_file', 'human_study_images', 'human_labels', 'agreement_table', 'rater_agreement', 'kappa_grid',
-           'people_split', 'people_verdicts', 'people_check', 'VGGStyle', 'feature_spaces']
+           'people_split', 'people_verdicts', 'people_check', 'people_study', 'VGGStyle', 'feature_spaces']
 
 # %% ../nbs/12_judges.ipynb #c6ddeed4
 import math, time
@@ -251,11 +251,13 @@ class Judges:
         x, y = load_dataset(dataset, 'train')
         fit = self.split['train'][np.random.default_rng(0).permutation(len(self.split['train']))[:int(B.n_fit)]]
         o = self._outs(x[fit])
-        self._mu, self._prec = fit_mahalanobis(torch.cat([f for _, f in o.values()], 1)/math.sqrt(len(o)), y[fit])
+        self._mu, self._prec = fit_mahalanobis(self._concat(o), y[fit])
         self._member_gauss = {k: fit_mahalanobis(f, y[fit]) for k, (_, f) in o.items()}   # each member's own distance too
         self.calibration = self._calibrate(x[self.split['calibration']])
 
     def _outs(self, x): return {k: member_outputs(m, x) for k, m in self.members.items()}
+    @staticmethod
+    def _concat(o): return torch.cat([f for _, f in o.values()], 1)/math.sqrt(len(o))   # members' features (`_outs`), unit norm overall
     def predict_proba(self, x) -> torch.Tensor:
         "Mean of the members' class probabilities (N, K)"
         return torch.stack([p for p, _ in self._outs(x).values()]).mean(0)
@@ -270,15 +272,14 @@ class Judges:
         return self.scores(x).agreement.to_numpy()
     def features(self, x) -> torch.Tensor:
         "Concatenated L2-normalised penultimate features of the members, scaled to unit norm overall (N, Σ F)"
-        return torch.cat([f for _, f in self._outs(x).values()], 1)/math.sqrt(len(self.members))
+        return self._concat(self._outs(x))
 
     def scores(self, x) -> pd.DataFrame:
         "Per image: `label`, `top_p` (mean probability of it), `agreement`, `mahalanobis`, each member's top probability and distance"
         o = self._outs(x); P = torch.stack([p for p, _ in o.values()])
         pm = P.mean(0); lab = pm.argmax(1)
-        f = torch.cat([f for _, f in o.values()], 1)/math.sqrt(len(o))
         df = pd.DataFrame(dict(label=lab.numpy(), top_p=pm.max(1).values.numpy(), agreement=(P.argmax(2) == lab).float().mean(0).numpy(),
-                               mahalanobis=mahalanobis(f, self._mu, self._prec)))
+                               mahalanobis=mahalanobis(self._concat(o), self._mu, self._prec)))
         for k, p in zip(o, P): df[f'top_p:{k}'] = p.max(1).values.numpy()
         for k, (_, fk) in o.items(): df[f'mahalanobis:{k}'] = mahalanobis(fk, *self._member_gauss[k])
         return df
@@ -288,8 +289,7 @@ class Judges:
         s, q = self.scores(xc), self.q
         cal = dict(agreement=float(np.quantile(s.agreement, q)), top_p=float(np.quantile(s.top_p, q)),
                    mahalanobis=float(np.quantile(s.mahalanobis, 1 - q)), n=len(s), q=q)
-        return (cal | {f'top_p:{k}': float(np.quantile(s[f'top_p:{k}'], q)) for k in self.members}
-                    | {f'mahalanobis:{k}': float(np.quantile(s[f'mahalanobis:{k}'], 1 - q)) for k in self.members})
+        return cal | {f'top_p:{k}': float(np.quantile(s[f'top_p:{k}'], q)) for k in self.members}
     def rule(self) -> dict:
         """The thresholds `valid` and `verdicts` use unless given others: `RULES[name](self)`, where `name` is the profile's
         `[judges] rule` for a dataset people rated (`PEOPLE_DATASETS`) and 'real' (`self.calibration`) for any other"""
@@ -633,14 +633,18 @@ def people_check(judges:Judges, # From `load_judges('mnist')`
     return dict(before=before, disagreed=disagreed, held_out=held, summary=_spread(held, by), thresholds=pd.DataFrame(th))
 
 # %% ../nbs/12_judges.ipynb #c27d22e6
+def people_study(cfg=None) -> tuple:
+    "The study's images (`human_study_images`) and their `human_labels`, in the same order"
+    x, meta = human_study_images(cfg)
+    return x, human_labels(meta, cfg=cfg)
+
 @patch
 def people_rule(self:Judges) -> dict:
     "The one-distance rule (`fit_people_rule`) fitted to every study image both raters judged alike; fitted once per judges"
     if self.dataset not in PEOPLE_DATASETS:
         raise ValueError(f"no people rated {self.dataset!r} images: GIFTbench's study rated {', '.join(PEOPLE_DATASETS)} only")
     if '_people_rule' not in self.__dict__:
-        x, meta = human_study_images(self.cfg)
-        lab = human_labels(meta, cfg=self.cfg); gt = lab.agreed.to_numpy(bool)
+        x, lab = people_study(self.cfg); gt = lab.agreed.to_numpy(bool)
         self._people_rule = self.fit_people_rule(self.scores(x)[gt].reset_index(drop=True), lab.human[gt].to_numpy(bool))
     return self._people_rule
 
@@ -654,10 +658,9 @@ def people_agreement(self:Judges) -> dict|None:
     `agreement`, `kappa`, `accept_judges`, `accept_people`, and the raters' own `raters_agreement` and `raters_kappa` (whole study)"""
     if self.dataset not in PEOPLE_DATASETS: return None
     rule = self.rule(); name = rule.get('rule', PEOPLE_RULES[0])
-    key = ('_people_agreement', name, str(rule))
-    if key not in self.__dict__:
-        x, meta = human_study_images(self.cfg)
-        lab = human_labels(meta, cfg=self.cfg)
+    cache = self.__dict__.setdefault('_people_agreement', {})
+    if str(rule) not in cache:
+        x, lab = people_study(self.cfg)
         r = rater_agreement(cfg=self.cfg).iloc[-1]
         n = int(lab.agreed.sum())
         if name == PEOPLE_RULES[0]:
@@ -665,10 +668,10 @@ def people_agreement(self:Judges) -> dict|None:
         else:
             sm = people_check(self, x, lab)['summary']
             a = sm[(sm.rule == name) & (sm.tool == 'all') & (sm.step == 'all')].iloc[0]; scored = float(a.n)
-        self.__dict__[key] = dict(rule=name, held_out=name != PEOPLE_RULES[0], n=n, n_scored=scored, agreement=float(a.agreement),
-                                  kappa=float(a.kappa), accept_judges=float(a.accept_judges), accept_people=float(a.accept_human),
-                                  raters_agreement=float(r.agreement), raters_kappa=float(r.kappa))
-    return self.__dict__[key]
+        cache[str(rule)] = dict(rule=name, held_out=name != PEOPLE_RULES[0], n=n, n_scored=scored, agreement=float(a.agreement),
+                                kappa=float(a.kappa), accept_judges=float(a.accept_judges), accept_people=float(a.accept_human),
+                                raters_agreement=float(r.agreement), raters_kappa=float(r.kappa))
+    return cache[str(rule)]
 
 # %% ../nbs/12_judges.ipynb #p12note2
 @patch
