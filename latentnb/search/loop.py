@@ -424,7 +424,7 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
     else:
         n_evals = n_gen = n_trig = 0; elapsed0 = 0.0
         note_made(str(out_dir))
-    t0 = t_session - elapsed0
+    t0, gen0 = t_session - elapsed0, n_gen
     if not st: strat.setup(space, objective, seed)  # inside the budget
     state = lambda: dict(strategy=strat, key=key, n_evals=n_evals, n_gen=n_gen, n_trig=n_trig, elapsed=time.perf_counter() - t0)
     hist, interrupted, t_eval = [], False, 0.0
@@ -449,7 +449,7 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
                 bar.n = min(elapsed, budget_s) if budget_s is not None else min(n_evals, max_evals or n_evals)   # seconds, else evaluations
                 bar.set_postfix_str(f"evals={n_evals}, triggering={n_trig}, unique={len(archive)}", refresh=False); bar.refresh()
             if callback is not None: callback(row)
-        archive.commit(**state())
+        if n_gen > gen0 or not st: archive.commit(**state())   # a reopened run that did nothing is left as it was, its seconds too
         elapsed = archive.state['elapsed']
     except KeyboardInterrupt:
         interrupted = True  # the state of the last commit is on disk
