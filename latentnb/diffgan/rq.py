@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..search.archive import Archive
+from ..search.archive import COMPANIONS, Archive
 from ..search.fitness import ReclusterPolicy
 from ..search import SearchResult
 from . import diffgan_search
@@ -34,6 +34,7 @@ PAPER_DIFFGAN = dict(diversity_space='pixels',   # Eq. 2 on pixels (the paper, a
                      restart_gens=0,             # no restarts (neither the paper nor the authors' code has any)
                      selection='eom', min_cluster_size=3)   # HDBSCAN as the authors' code sets it (the paper gives none)
 RESULT_FILE, HISTORY_FILE, KEY_FILE = 'rq_result.pkl', 'rq_history.pkl', 'rq_key.pkl'
+COMPANIONS.update({RESULT_FILE, HISTORY_FILE, KEY_FILE})   # an RQ run's files beside its archive: not foreign to it
 
 def _save_pickle(p:Path, obj):
     tmp = p.with_suffix(f'.tmp{os.getpid()}')
@@ -63,7 +64,7 @@ def _reopen(out_dir:Path, key:dict, reuse_stale:bool=False):
         print(f"warning: {out_dir.name} was run by other {key['method']} code ({saved['key']['code']}, now {key['code']}); "
               "reopened as it is because the caller asked (reuse_stale=True)")
     cls = FuzzResult if saved['cls'] == 'FuzzResult' else SearchResult
-    res = cls(archive=Archive(out_dir), **saved['fields'])
+    res = cls(archive=Archive(out_dir, write=False), **saved['fields'])
     res.rq_key = saved['key']
     return _with_history(res)
 

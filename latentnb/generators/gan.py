@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from ..config import load_config, active_config
 from ..data import load_dataset, augment_dataset, dataset_info, DEFAULT_SHAPE, shape_spec
 from ..checkpoints import (load_checkpoint, save_checkpoint, checkpoint_entry, ckpt_paths, torch_save_atomic, spec_diff,
-                                  stale_message, record_spec, weights_hash)
+                                  stale_message, record_spec, weights_hash, before_training)
 from ..zoo import reference_classifier
 from ..blackbox import predict_proba
 from ..report import note_reopened
@@ -239,7 +239,7 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
     G, D = Generator(ngf=B.ngf, img_shape=shape), Discriminator(ndf=B.ndf, img_shape=shape)
     names = f'{dataset}-gan-G', f'{dataset}-gan-D'
     spec = gan_spec(dataset, params, cfg); p = spec['params']
-    entries = [checkpoint_entry(n, cfg=cfg) for n in names]
+    entries, stale = [checkpoint_entry(n, cfg=cfg) for n in names], None
     if not retrain and all(entries):
         rec = [e.get('spec') or _legacy_gan_spec(e, cfg) for e in entries]
         # a tuned GAN (paper: the study's params) serves callers that pass none
@@ -249,8 +249,11 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
             for n, e in zip(names, entries):
                 if 'spec' not in e: record_spec(n, rec[0], cfg)   # an older manifest whose recorded args match: backfilled
             load_checkpoint(names[0], G, cfg=cfg); load_checkpoint(names[1], D, cfg=cfg)
+            G.data_classes = dataset_info(dataset).n_classes   # what its models must answer (`LatentGenerator.data_classes`)
             return G.eval(), D.eval()
-        print(f"{stale_message(f'{dataset}-gan', diff)}: training anew")
+        stale = stale_message(f'{dataset}-gan', diff)
+    if not retrain:   # one line says why it trains; outside a checkout it refuses unless LATENTNB_TRAIN=1
+        before_training([n for n, e in zip(names, entries) if not e] or list(names), cfg, stale)
     torch.manual_seed(cfg.seed)
     init_dcgan(G); init_dcgan(D)
     x, _ = gan_training_set(dataset, B.n_real, cfg.seed)
@@ -267,6 +270,7 @@ def load_gan(dataset:str, # A dataset whose image shape `gan_layout` accepts ('m
     save_checkpoint(G, names[0], 'nbs/11_gan.ipynb (latentnb.generators.gan)', metrics, meta, cfg, spec=spec)
     save_checkpoint(D, names[1], 'nbs/11_gan.ipynb (latentnb.generators.gan)', metrics, meta, cfg, spec=spec)
     hp = _history_path(dataset, cfg); hp.write_text(json.dumps({k: [round(v, 5) for v in vs] for k, vs in hist.items()}))
+    G.data_classes = dataset_info(dataset).n_classes
     return G.eval(), D.eval()
 
 def gan_history(dataset:str, cfg=None) -> pd.DataFrame:

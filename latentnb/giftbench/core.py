@@ -5,11 +5,11 @@
 # %% auto #0
 __all__ = ['GIFT_CLF', 'GIFT_VARIANTS', 'GIFT_PARENTS', 'GIFT_EXTENT', 'PROXY_NAME', 'JUDGES_NAME', 'GENERATORS', 'PAPER_KINDS',
            'GIFT_STEPS', 'VAE_BOUND', 'GIFT_RESULT_FILE', 'TABLE3_ROW_FILE', 'GiftDeepConv', 'gift_classifier',
-           'margin', 'viable_seeds', 'logit_margin', 'gift_step', 'gift_parents', 'gift_sigma', 'gift_offspring',
-           'GiftGA', 'GiftResult', 'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search', 'proxy_oracle',
-           'judges_oracle', 'summarise', 'table3', 'load_generator', 'load_generators', 'sample_quality',
-           'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'save_gift_result', 'load_gift_result',
-           'table3_context', 'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect']
+           'check_classify', 'margin', 'viable_seeds', 'logit_margin', 'gift_step', 'gift_parents', 'gift_sigma',
+           'gift_offspring', 'GiftGA', 'GiftResult', 'gift_extent', 'GiftObjective', 'gift_space', 'giftbench_search',
+           'proxy_oracle', 'judges_oracle', 'summarise', 'table3', 'load_generator', 'load_generators',
+           'sample_quality', 'quality_table', 'inference_ms', 'run_giftbench', 'export_zip', 'save_gift_result',
+           'load_gift_result', 'table3_context', 'table3_cell', 'table3_budget', 'table3_jobs', 'table3_collect']
 
 # %% ../../nbs/80_giftbench.ipynb #7906890a
 import io, json, re, time, zipfile
@@ -27,7 +27,7 @@ from fastcore.basics import patch
 from ..config import load_config, active_config
 from ..data import load_dataset, check_img_shape, DEFAULT_SHAPE, shape_spec
 from ..checkpoints import load_or_train, weights_hash
-from ..blackbox import check_model, predict_proba
+from ..blackbox import BlackBox, BlackBoxError, as_blackbox, check_model, predict_proba, to_probabilities
 from ..search import (Batch, Space, Strategy, _latent_mask, _seed_round, check_size, register_strategy, run_to_end,
                                  search_space)
 from .. import zoo as _zoo
@@ -74,6 +74,25 @@ def gift_classifier(dataset:str, # One of `DATASETS` (the model builds for its s
                          dict(asdict(s), dataset=dataset, **shape_spec(shape, k)),
                          cfg, spec={**_zoo.zoo_spec(s, dataset, cfg), **shape_spec(shape, k)}).cpu().eval()
 
+# %% ../../nbs/80_giftbench.ipynb #64a1498c
+def check_classify(classify, # The classifier under test: a callable on image tensors, an `nn.Module` or a `BlackBox`
+                   x:torch.Tensor, # The first batch it is asked (the seeds' images): float (N, C, H, W) in [0, 1]
+                   y:torch.Tensor|None=None # Their labels, checked against its K classes (None: not checked)
+                  ) -> Callable:
+    """`classify` as a search asks it, once its answer to `x` was checked (`BlackBox.scores`: finite scores (N, K), K ≥ 2): itself
+    when it answers probabilities, else the library's black box of it (`as_blackbox`: the softmax of `to_probabilities`)"""
+    if isinstance(classify, (BlackBox, nn.Module)): bb = as_blackbox(classify)
+    else: bb = BlackBox(classify, getattr(classify, '__name__', type(classify).__name__))   # asked with tensors, as GIFTbench asks it
+    try: s = bb.scores(x)
+    except BlackBoxError as e:
+        raise BlackBoxError(f"classify: {e}; accepted: a classifier of float images (N, C, H, W) in [0, 1] answering finite "
+                            f"probabilities or logits (N, K), K >= 2: check its weights and its input scaling") from e
+    K = s.shape[1]
+    if y is not None and len(y) and not 0 <= int(y.min()) <= int(y.max()) < K:
+        raise ValueError(f"y must hold labels of the classifier's {K} classes (0 to {K - 1}), got labels {int(y.min())} to {int(y.max())}")
+    logits = torch.equal(to_probabilities(s), torch.softmax(s.float(), 1))   # `to_probabilities` keeps probabilities, softmaxes the rest
+    return bb if logits else classify
+
 # %% ../../nbs/80_giftbench.ipynb #28320145
 def margin(p:torch.Tensor, # Probabilities (N, K)
            y:torch.Tensor # Expected labels (N,)
@@ -84,7 +103,7 @@ def margin(p:torch.Tensor, # Probabilities (N, K)
     other = p.scatter(1, y[:, None], float('-inf')).max(1).values
     return pe - other
 
-def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilities
+def viable_seeds(gen:LatentGenerator, classify, # Classifier: probabilities or logits (`check_classify`)
                  n:int, # Candidate seeds to draw (labels cycle 0..K-1)
                  seed:int=0) -> dict:
     "Draw `n` candidate seeds and keep those the classifier gets right: dict(z, y, x, n_candidates, pct_viable), on the CPU"
@@ -92,6 +111,7 @@ def viable_seeds(gen:LatentGenerator, classify, # Black box returning probabilit
     labels = torch.arange(n) % gen.n_classes
     z = gen.candidates(labels, g).cpu()
     x = gen.decode(z, labels).cpu()
+    if len(x): classify = check_classify(classify, x)   # the first batch: NaN fails here, logits become probabilities
     ok = margin(torch.as_tensor(classify(x)).cpu(), labels) > 0
     return dict(z=z[ok], y=labels[ok], x=x[ok], n_candidates=n, pct_viable=100*ok.float().mean().item())
 
@@ -185,6 +205,27 @@ def gift_offspring(Pa:torch.Tensor, # Populations (n, pop, D)
     return torch.cat([best, kids], 1)
 
 # %% ../../nbs/80_giftbench.ipynb #a1f0c004
+def _number(v) -> bool: return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+def _gift_args(variant:str, # One of `GIFT_VARIANTS` (checked by the caller)
+               pop:int, # Population per seed (an integer >= 2, checked by the caller)
+               elite:int|None, cx:float|None, step:float|str # As `GiftGA` takes them
+              ) -> tuple:
+    """`GiftGA`'s operator arguments checked before any work, the variant's defaults filled in: (elite, cx), or a `ValueError`
+    naming the argument and what is accepted"""
+    gift = variant == 'gift'
+    if gift: check_size('pop', pop, 3, "the 'gift' variant: two distinct parents and at least one child")
+    e = elite if elite is not None else (gift_parents(pop) if gift else 1)
+    lo, rel, why = (2, '<', 'two distinct parents and at least one child') if gift else (0, '<=', 'the individuals kept unchanged')
+    if not (isinstance(e, (int, np.integer)) and not isinstance(e, bool) and lo <= e and (e < pop if gift else e <= pop)):
+        raise ValueError(f"elite must be an integer with {lo} <= elite {rel} pop for the {variant!r} variant ({why}), "
+                         f"got elite={e!r}, pop={pop}")
+    c = cx if cx is not None else (1.0 if gift else 0.5)
+    if not (_number(c) and 0 <= c <= 1): raise ValueError(f"cx must be a crossover probability in [0, 1], got {c!r}")
+    if not (step in GIFT_EXTENT if isinstance(step, str) else _number(step) and step > 0):
+        raise ValueError(f"step must be 'low', 'high' or a number > 0 (a σ), got {step!r}")
+    return int(e), c
+
 @register_strategy
 class GiftGA(Strategy):
     """GIFTbench's GA: `pop` perturbed copies of each seed evolve for `generations`, a seed stops at its first failure;
@@ -205,15 +246,15 @@ class GiftGA(Strategy):
         if variant not in GIFT_VARIANTS: raise ValueError(f"variant must be one of {', '.join(GIFT_VARIANTS)}, got {variant!r}")
         self.n_seeds, self.pop = check_size('n_seeds', n_seeds), check_size('pop', pop, 2, 'crossover needs two parents')
         self.generations, self.n_extent = check_size('generations', generations), check_size('n_extent', n_extent)
+        self.elite, self.cx = _gift_args(variant, pop, elite, cx, step)
         self.step, self.variant, self.callback = step, variant, callback
-        self.elite = elite if elite is not None else (gift_parents(pop) if variant == 'gift' else 1)
-        self.cx = cx if cx is not None else (1.0 if variant == 'gift' else 0.5)
         self.extent = None if extent is None else tuple(float(e) for e in extent)
         self.z_seed = self.y_seed = None
         if seeds is not None:
             z, y = seeds
             self.z_seed, self.y_seed = torch.as_tensor(z).cpu().flatten(1).float(), torch.as_tensor(y).cpu().long()
-            if len(self.y_seed) != len(self.z_seed): raise ValueError(f"{len(self.z_seed)} seed latents but {len(self.y_seed)} labels")
+            if len(self.y_seed) != len(self.z_seed):
+                raise ValueError(f"seeds=(z, y) need one label per latent: {len(self.z_seed)} seed latents but {len(self.y_seed)} labels")
     @property
     def ends(self) -> bool: return self.z_seed is not None   # given seeds: one run, then done
     def done(self) -> bool: return self.z_seed is not None and (self.left == 0 or not self.active.any())
@@ -386,7 +427,7 @@ def gift_space(gen:LatentGenerator, # The generator
 
 # %% ../../nbs/80_giftbench.ipynb #9edc9c5c
 def giftbench_search(gen:LatentGenerator, # The generator
-                     classify, # Black box: images -> probabilities (N, K)
+                     classify, # Classifier: images -> probabilities, or logits (their softmax: `check_classify`), (N, K)
                      z0:torch.Tensor, # Viable seed latents (S, *latent_shape), any device (the search keeps them on the CPU)
                      y:torch.Tensor, # Their target labels (S,)
                      pop:int=25, # Population size
@@ -403,13 +444,19 @@ def giftbench_search(gen:LatentGenerator, # The generator
     on `run_search`, in the space `gift_space` whose latent box is the range the search clamps to"""
     check_size('pop', pop, 2, 'crossover needs two parents'); check_size('generations', generations)
     if variant not in GIFT_VARIANTS: raise ValueError(f"variant must be one of {', '.join(GIFT_VARIANTS)}, got {variant!r}")
-    t0 = time.time()
-    bounds = gift_extent(gen) if variant == 'gift' else gen.bounds   # the authors' range, or the generator's bounds
+    _gift_args(variant, pop, elite, cx, step)
     S, shape = len(z0), tuple(gen.latent_shape); D = int(np.prod(shape))
     y, z0 = torch.as_tensor(y).long(), z0.cpu()
+    if z0.numel() != S*D:
+        raise ValueError(f"z0 must hold one latent of shape {shape} per seed, (S, {', '.join(map(str, shape))}), "
+                         f"got shape {tuple(z0.shape)}")
+    if tuple(y.shape) != (S,): raise ValueError(f"y must hold one label per latent of z0, shape ({S},), got shape {tuple(y.shape)}")
+    t0 = time.time()
+    bounds = gift_extent(gen) if variant == 'gift' else gen.bounds   # the authors' range, or the generator's bounds
     ga = GiftGA(pop=pop, generations=generations, step=step, elite=elite, cx=cx, variant=variant, seeds=(z0.reshape(S, D), y),
                 extent=bounds if variant == 'gift' else None, callback=callback)
     x0 = gen.decode(z0.reshape(S, *shape), y).cpu() if S else torch.zeros(0, *_image_shape(gen))
+    if S: classify = check_classify(classify, x0, y)   # the first batch: NaN fails here, logits become probabilities
     o = run_to_end(ga, gift_space(gen, bounds), GiftObjective(classify, variant), seed, progress and S > 0,   # archive not kept
                    f'GIFTbench {gen.name} ({variant}, step {step})')
     if callback: callback(generations, 0)

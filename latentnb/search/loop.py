@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['OBJECTIVE_NAMES', 'STRATEGIES', 'INFEASIBLE', 'Space', 'search_space', 'top2_gap', 'Objective', 'objective',
            'SearchResult', 'Batch', 'Strategy', 'Registry', 'register_strategy', 'as_strategy', 'check_size',
-           'check_budget', 'run_search', 'run_to_end', 'rank_key']
+           'check_budget', 'check_commit_s', 'identity', 'run_key', 'run_search', 'run_to_end', 'rank_key']
 
 # %% ../../nbs/08_loop.ipynb #426c5a2c
-import math, sys, tempfile, time
+import hashlib, math, pickle, sys, tempfile, time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +17,17 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from .archive import Archive, to_uint8
+from ..checkpoints import weights_hash
 from ..blackbox import as_blackbox
-from ..config import pick_device
+from ..config import check_seed, pick_device
 from ..data import DEFAULT_SHAPE
 from .fitness import divergence
-from ..generators import LatentGenerator, as_generator
+from ..generators import LatentGenerator, as_generator, check_images
 from ..report import note_reopened, note_made
 
 # %% ../../nbs/08_loop.ipynb #c98e4f6a
@@ -70,14 +72,14 @@ class Space:
 
 # %% ../../nbs/08_loop.ipynb #deacf061
 @patch
-def decode(self:Space, v) -> torch.Tensor:
-    "Images (N, C, H, W) in [0, 1] of vectors `v` (N, d), on the CPU"
+def decode(self:Space, v, check:bool=False) -> torch.Tensor:
+    "Images (N, C, H, W) in [0, 1] of vectors `v` (N, d), on the CPU (`check`: the generator's images checked, `check_images`)"
     v = torch.as_tensor(np.asarray(v, np.float32) if not isinstance(v, torch.Tensor) else v).float()
     if v.ndim != 2 or v.shape[1] != self.d:
         raise ValueError(f"{self.name}: vectors must have shape (N, {self.d}), got {tuple(v.shape)}")
     z = v[:, :self.dz].reshape(len(v), *self.shape)
     if self.generator is None: return z.clamp(0, 1)
-    return self.generator.decode(z, self.labels(v)).cpu()
+    return self.generator.decode(z, self.labels(v), check=check).cpu()
 
 @patch
 def encode(self:Space, x:torch.Tensor, y=None) -> torch.Tensor:
@@ -333,11 +335,18 @@ def _bar(budget_s, progress, desc, max_evals=None):
     return tqdm(total=max_evals, disable=not progress, desc=desc, leave=False, unit=' evals')
 
 @torch.inference_mode()
-def _evaluate(space, objective, batch, quantise:bool=True):
-    "uint8 images of the batch and the objective's answers on them (as the archive stores them, or the decoded floats)"
-    x = batch.x if batch.x is not None else space.decode(batch.v)
+def _evaluate(space, objective, batch, quantise:bool=True, check:bool=False):
+    """uint8 images of the batch and the objective's answers on them (as the archive stores them, or the decoded floats);
+    `check`: the images' range and the models' class count checked first (a run's first batch)"""
+    x = batch.x if batch.x is not None else space.decode(batch.v, check)
+    if check and batch.x is not None: check_images(x, 'the strategy')
     u8 = to_uint8(x).cpu()
     exp = batch.expected if batch.expected is not None else (space.labels(batch.v) if batch.x is None else None)
+    n = space.n_classes if space.conditional else getattr(space.generator, 'data_classes', None)   # the classes it generates
+    if check and n and isinstance(objective, Objective) and len(u8):
+        k = objective.model_a(u8[:2].float()/255).shape[1]
+        if k != n: raise ValueError(f"the model under test answers {k} classes, but {space.name} generates {n}: "
+                                    "give it models of the generator's classes")
     return u8, objective(u8.float()/255 if quantise else x, exp)
 
 # %% ../../nbs/08_loop.ipynb #49c32e74
@@ -364,24 +373,71 @@ def check_budget(budget_s=None, # Wall-clock budget in seconds: > 0 and finite (
     return float(budget_s), max_evals
 
 
-# %% ../../nbs/08_loop.ipynb #49649308
-def _open_run(strategy, space, objective, out_dir, resume:bool, warm:bool, sample_size:int, strategy_kw:dict) -> tuple:
-    "The strategy (prepared), its archive in `out_dir` (a new temporary folder if None) and the saved state to resume (None: fresh)"
-    strat = as_strategy(strategy, **strategy_kw)
-    if warm: strat.prepare(space, objective)
-    out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix=f'latentnb-{strat.name}-'))
-    archive = Archive(out_dir, resume=resume, sample_size=sample_size)
-    st = archive.state
-    key = dict(strategy=strat.name, space=space.name, objective=objective.name)
-    if st and st.get('key', key) != key:
-        raise ValueError(f"{out_dir} holds a run of {st['key']}, not {key}; pass resume=False or another out_dir")
-    return strat, archive, out_dir, st, key
+# %% ../../nbs/08_loop.ipynb #51eec165
+def check_commit_s(commit_s) -> float:
+    "`commit_s` as a float when it is a number of seconds >= 0 (inf: only at the end), else a ValueError naming it"
+    num = isinstance(commit_s, (int, float, np.integer, np.floating)) and not isinstance(commit_s, bool)
+    if not num or math.isnan(commit_s) or commit_s < 0:
+        raise ValueError(f"commit_s must be a number of seconds >= 0 (0: every batch, inf: only at the end), got {commit_s!r}")
+    return float(commit_s)
 
-def _one_batch(strat, space, objective, archive, gen:int, t0:float, quantise:bool=True) -> tuple:
+# %% ../../nbs/08_loop.ipynb #56c6ff22
+def _fn_id(f) -> str:
+    "A function's name and a hash of the arrays, tensors and modules its closure holds (the demo generators' weights live there)"
+    h = hashlib.blake2b(digest_size=8)
+    for c in getattr(f, '__closure__', None) or ():
+        try: v = c.cell_contents
+        except ValueError: continue
+        if isinstance(v, nn.Module): h.update(weights_hash(v).encode())
+        elif isinstance(v, (torch.Tensor, np.ndarray)): h.update(np.ascontiguousarray(torch.as_tensor(v).detach().cpu().numpy()).tobytes())
+    return f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', type(f).__qualname__)} {h.hexdigest()}"
+
+def identity(o) -> str|None:
+    "What identifies a generator or a model across sessions: its weights' hash, else its pickle's, else its function and closure"
+    if o is None: return None
+    m = getattr(o, 'module', None) or getattr(o, 'fn', None) or getattr(o, 'decode_fn', None) or o  # inside a generator / black box
+    if hasattr(m, 'state_dict'): return 'weights ' + weights_hash(m)
+    try: return 'pickle ' + hashlib.blake2b(pickle.dumps(m), digest_size=8).hexdigest()
+    except Exception: return 'function ' + _fn_id(m)
+
+def _pool_id(images) -> str|None:
+    "The pool's shape and a hash of 1,000 of its images spread over it, with their labels"
+    if images is None: return None
+    x, y = (torch.as_tensor(a) for a in images[:2]); i = torch.linspace(0, len(x) - 1, min(len(x), 1000)).long()
+    h = hashlib.blake2b(x[i].detach().cpu().numpy().tobytes() + y[i].detach().cpu().numpy().tobytes(), digest_size=8)
+    return f"{tuple(x.shape)} {h.hexdigest()}"
+
+def _objective_key(o) -> dict:
+    "An objective's name and models; a paper's own objective class: its name and the models and functions it holds"
+    if isinstance(o, Objective):
+        return dict(objective=o.name, model_a=identity(o.model_a), model_b=identity(o.model_b), oracle=identity(o.oracle), gap=o.gap)
+    held = {k: identity(v) for k, v in sorted(getattr(o, '__dict__', {}).items()) if isinstance(v, nn.Module) or callable(v)}
+    return dict(objective=type(o).__name__, models=held)
+
+def run_key(strat:Strategy, space, objective, seed:int) -> dict:
+    "What a run is (strategy and settings, generator, models, seed; not its budget): a run resumes only under the same key"
+    skip = set(strat._transient) | {'device'}
+    return dict(strategy=strat.name, settings={k: v for k, v in strat.params().items() if k not in skip}, space=space.name,
+                d=space.d, generator=identity(space.generator), pool=_pool_id(space.images), **_objective_key(objective), seed=seed)
+
+# %% ../../nbs/08_loop.ipynb #49649308
+def _open_run(strategy, space, objective, out_dir, resume:bool, warm:bool, sample_size:int, strategy_kw:dict, seed:int) -> tuple:
+    """The strategy (prepared), its archive in `out_dir` (a new temporary folder if None), locked, and the saved state to resume
+    (None: fresh); a folder that is not an archive, or holds a run of another key, is refused before anything is prepared"""
+    strat = as_strategy(strategy, **strategy_kw)
+    key = run_key(strat, space, objective, seed)
+    out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix=f'latentnb-{strat.name}-'))
+    archive = Archive(out_dir, resume=resume, sample_size=sample_size, key=key)
+    try:
+        if warm: strat.prepare(space, objective)
+    except BaseException: archive.close(); raise
+    return strat, archive, out_dir, archive.state, key
+
+def _one_batch(strat, space, objective, archive, gen:int, t0:float, quantise:bool=True, check:bool=False) -> tuple:
     "Ask, evaluate, tell and archive the triggering inputs as generation `gen`: (u8, answers, trig, extra, seconds evaluating)"
     batch = strat.ask(space, objective)
     te = time.perf_counter()
-    u8, ev = _evaluate(space, objective, batch, quantise)
+    u8, ev = _evaluate(space, objective, batch, quantise, check)
     t_eval = time.perf_counter() - te
     extra = strat.tell(space, batch, ev, u8) or {}
     trig = ev['trig'].cpu()
@@ -398,9 +454,9 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
                budget_s:float|None=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run); None: none
                max_evals:int|None=None, # Optional cap on evaluations (checked between batches)
                images:tuple|None=None, # (x, y): real images, the seeds' and partners' pool (see `search_space`)
-               out_dir=None, # Folder of the archive and resume state (default: a new temporary folder)
-               resume:bool=True, # Continue the run found in `out_dir` (else start afresh)
-               seed:int=0, # Seed of the strategy's random generators
+               out_dir=None, # Folder of the archive and resume state (default: a new temporary folder); never another kind of folder
+               resume:bool=True, # Continue the run in `out_dir` (the same key only); False: afresh, the old run moved to `out_dir.old-k`
+               seed:int=0, # Seed of the strategy's random generators (an integer >= 0)
                progress:bool=True, # Show a tqdm bar (elapsed/budget, evaluations, triggering)
                callback=None, # Called with each generation's history row (may raise to stop)
                label:str='', # Name of the run in tables
@@ -411,10 +467,14 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
                **strategy_kw # Parameters of a strategy given by name
               ) -> SearchResult:
     "Run `strategy` on `generator` for `objective` until the budget is spent; the triggering inputs go to one `Archive`"
-    budget_s, max_evals = check_budget(budget_s, max_evals)
+    budget_s, max_evals = check_budget(budget_s, max_evals)   # every argument before any work
+    seed, commit_s = check_seed(seed), check_commit_s(commit_s)
+    if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r}")
+    if out_dir is not None and not isinstance(out_dir, (str, Path)): raise ValueError(f"out_dir must be a folder's path, got {out_dir!r}")
     space = search_space(generator, images)
-    strat, archive, out_dir, st, key = _open_run(strategy, space, objective, out_dir, resume, warm, sample_size, strategy_kw)
+    strat, archive, out_dir, st, key = _open_run(strategy, space, objective, out_dir, resume, warm, sample_size, strategy_kw, seed)
     if budget_s is None and max_evals is None and not strat.ends:
+        archive.close()
         raise ValueError(f"budget_s=None needs max_evals or a strategy that ends by itself; {strat.name!r} does not")
     t_session = time.perf_counter()
     if st:
@@ -436,7 +496,7 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
             # a fresh run evaluates one batch at least
             over = budget_s is not None and elapsed >= budget_s and (n_gen or st)   # a fresh run evaluates one batch at least
             if over or (max_evals and n_evals >= max_evals) or strat.done(): break
-            u8, ev, trig, extra, dt = _one_batch(strat, space, objective, archive, n_gen + 1, t0, quantise)
+            u8, ev, trig, extra, dt = _one_batch(strat, space, objective, archive, n_gen + 1, t0, quantise, n_gen == gen0)
             t_eval += dt; n_evals += len(u8)
             n_gen += 1; n_trig += int(trig.sum())
             if callback is not None or time.perf_counter() - t_commit >= commit_s:
@@ -453,11 +513,11 @@ def run_search(strategy, # A `Strategy` or a name in `STRATEGIES` (parameters in
         elapsed = archive.state['elapsed']
     except KeyboardInterrupt:
         interrupted = True  # the state of the last commit is on disk
-        archive = Archive(out_dir, sample_size=sample_size)
+        archive.close(); archive = Archive(out_dir, sample_size=sample_size, write=False)
         st = archive.state
         if st: strat = strat.resume(st['strategy'])
         n_evals, n_gen, n_trig, elapsed = (st.get(k, 0) for k in ('n_evals', 'n_gen', 'n_trig', 'elapsed'))
-    finally: bar.close()
+    finally: bar.close(); archive.close()   # the lock goes; the archive stays readable
     return SearchResult(archive, n_evals, n_gen, elapsed, n_trig, history=pd.DataFrame(hist), interrupted=interrupted,
                         label=label, eval_seconds=t_eval, session_seconds=time.perf_counter() - t_session,
                         details=strat.details(space, objective), **strat.result_fields())
@@ -467,7 +527,7 @@ def run_to_end(strategy:Strategy, # A strategy that ends by itself (`ends`), e.g
                space, # A `Space` (or anything `search_space` takes)
                objective, # As for `run_search`
                seed:int=0, progress:bool=False, label:str='',
-               out_dir=None # Folder of the run's archive, emptied first (None: a temporary one, removed afterwards)
+               out_dir=None # Folder of the run's archive: a new one, an earlier run there moved aside (None: a temporary one, removed)
               ):
     """`strategy` run once to its end, without a budget, its objective on the decoded float images (as the papers' models saw
     them): what it reports (`SearchResult.details`); a Ctrl-C raises `KeyboardInterrupt` (no half result)"""

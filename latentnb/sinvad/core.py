@@ -7,9 +7,9 @@ __all__ = ['SINVAD_VARIANTS', 'SINVAD_PARENTS', 'SINVAD_SIGMA', 'SINVAD_DECAY', 
            'SINVAD_MIN_STEP', 'SINVAD_POP', 'SINVAD_GENERATIONS', 'SINVAD_RULES', 'SINVAD_AUTHORS_PARENTS',
            'sinvad_settings', 'sinvad_ga_rows', 'latent_space', 'pixel_space', 'model_under_test', 'penultimate',
            'zoo_model', 'centroid_pairs', 'between_clusters', 'sinvad_distance', 'sinvad_fitness', 'ranking_key',
-           'sinvad_parents', 'authors_order', 'sinvad_sigma', 'sinvad_offspring', 'SinvadResult', 'SinvadGA',
-           'coordinate_moves', 'element_move', 'HillClimb', 'ga_search', 'judge_reading', 'hill_climb', 'LSA',
-           'interpolate']
+           'sinvad_parents', 'authors_order', 'sinvad_sigma', 'sinvad_offspring', 'ga_settings', 'SinvadResult',
+           'SinvadGA', 'coordinate_moves', 'element_move', 'HillClimb', 'ga_search', 'judge_reading', 'hill_climb',
+           'LSA', 'interpolate']
 
 # %% ../../nbs/51_sinvad.ipynb #ec23ce89
 import inspect, math
@@ -249,6 +249,51 @@ def sinvad_offspring(P:torch.Tensor, # Ranked populations (S, pop, d), best firs
     reset = torch.rand(S, n, d, generator=g) < p_reset                     # binomial reset mask (interp_mask)
     return torch.where(reset, v0[:, None].expand_as(child), child)
 
+# %% ../../nbs/51_sinvad.ipynb #301dae30
+def _check_number(name:str, # The argument's name, for the message
+                  value, # Its value
+                  lo:float=0.0, hi:float=math.inf, # Accepted range: lo <= value <= hi
+                  open_lo:bool=False, # lo itself excluded (lo < value)
+                  why:str='' # Why that range, for the message
+                 ):
+    "`value` when it is a finite number in the range, else a `ValueError` naming `name` and the range"
+    num = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not (num and math.isfinite(value) and (value > lo if open_lo else value >= lo) and value <= hi):
+        rng = f"{'>' if open_lo else '>='} {lo:g}" if hi == math.inf else f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"
+        raise ValueError(f"{name} must be a number {rng}{f' ({why})' if why else ''}, got {value!r}")
+    return value
+
+def ga_settings(variant:str='sinvad', # 'sinvad' (the paper's / authors' GA) or 'latentnb' (the project's earlier operators)
+                rule:str='guided', # 'sinvad': 'guided' or 'authors'
+                pop:int|None=None, # Population per seed, >= 2 (None: 50 for 'sinvad', 20 for 'latentnb')
+                generations:int|None=None, # Most generations, >= 1 (None: 500 / 30)
+                elite:int|None=None, # Parents / individuals kept, at most `pop` (None: `sinvad_parents(pop, rule)` / 4)
+                sigma:float|None=None, # Mutation σ, > 0 (None: 0.1 / 0.5)
+                p_reset:float|None=None, # Probability that a gene is reset to the seed's, in [0, 1] (None: 0.5 / 0.05)
+                grow:float=1.25, shrink:float=0.9, # 'latentnb' step factors, > 0
+                sigma_init:float=SINVAD_INIT, # 'sinvad': noise of the initial population, >= 0
+                decay:float=SINVAD_DECAY, # 'sinvad': σ factor when the best did not improve, in (0, 1]
+                min_step:float=SINVAD_MIN_STEP, # 'sinvad': a seed stops when its σ falls below this, >= 0
+               ) -> dict:
+    """The GA's settings (`SinvadGA`, `ga_search`) with the variant's defaults filled in, each checked before any work: else a
+    `ValueError` naming the argument and what is accepted"""
+    _check_sinvad_variant(variant); _check_sinvad_rule(rule, variant)
+    paper = variant == 'sinvad'
+    pop = check_size('pop', pop if pop is not None else (SINVAD_POP if paper else 20), 2, 'crossover needs two parents')
+    generations = check_size('generations', generations if generations is not None else (SINVAD_GENERATIONS if paper else 30))
+    e, lo = (elite if elite is not None else (sinvad_parents(pop, rule) if paper else 4)), (2 if paper else 0)
+    if not (isinstance(e, (int, np.integer)) and not isinstance(e, bool) and lo <= e <= pop):
+        why = "the 'sinvad' GA crosses two distinct parents among them" if paper else "the 'latentnb' GA keeps them unchanged"
+        raise ValueError(f"elite must be an integer with {lo} <= elite <= pop ({why}), "
+                         f"got elite={e!r}{'' if elite is not None else ' (the default)'}, pop={pop}")
+    return dict(pop=pop, generations=generations, elite=int(e),
+                sigma=_check_number('sigma', sigma if sigma is not None else (SINVAD_SIGMA if paper else 0.5), open_lo=True),
+                p_reset=_check_number('p_reset', p_reset if p_reset is not None else (SINVAD_P_RESET if paper else 0.05), hi=1,
+                                      why='a probability'),
+                grow=_check_number('grow', grow, open_lo=True), shrink=_check_number('shrink', shrink, open_lo=True),
+                sigma_init=_check_number('sigma_init', sigma_init), decay=_check_number('decay', decay, hi=1, open_lo=True),
+                min_step=_check_number('min_step', min_step))
+
 # %% ../../nbs/51_sinvad.ipynb #8ab488b8
 @dataclass
 class SinvadResult:
@@ -283,19 +328,13 @@ class SinvadGA(Strategy):
                  rule:str='guided', # 'sinvad': 'guided' (the project's ranking and output) or 'authors' (gen_bound_imgs.py's)
                 ):
         _check_sinvad_variant(variant); _check_sinvad_rule(rule, variant)
-        paper = variant == 'sinvad'
         if seeds is None and (labels is not None or target is not None):
             raise ValueError("labels and target go with given seeds: pass seeds=<vectors (S, d)> too")
         if seeds is not None and labels is None: raise ValueError("given seeds need labels=<the model's label of each seed (S,)>")
         self.seeds, self.labels, self.target = seeds, labels, target
         self.n_seeds, self.variant, self.rule = len(seeds) if seeds is not None else check_size('n_seeds', n_seeds), variant, rule
-        self.pop = pop if pop is not None else (SINVAD_POP if paper else 20)
-        self.generations = generations if generations is not None else (SINVAD_GENERATIONS if paper else 30)
-        self.elite = elite if elite is not None else (sinvad_parents(self.pop, rule) if paper else 4)
-        self.sigma = sigma if sigma is not None else (SINVAD_SIGMA if paper else 0.5)
-        self.p_reset = p_reset if p_reset is not None else (SINVAD_P_RESET if paper else 0.05)
-        self.grow, self.shrink, self.sigma_init, self.decay, self.min_step = grow, shrink, sigma_init, decay, min_step
-        check_size('pop', self.pop, 2, 'crossover needs two parents'); check_size('generations', self.generations)
+        # pop, generations, elite, sigma, p_reset, grow, shrink, sigma_init, decay, min_step: the variant's defaults, checked
+        vars(self).update(ga_settings(variant, rule, pop, generations, elite, sigma, p_reset, grow, shrink, sigma_init, decay, min_step))
     @property
     def ends(self) -> bool: return self.seeds is not None   # given seeds: one round, then done
     def setup(self, space, objective, seed):
@@ -502,9 +541,9 @@ def ga_search(space:Space, # `latent_space(vae)` or `pixel_space()`
               rule:str='guided', # 'sinvad': 'guided' (the project's ranking, 10 parents, best seen) or 'authors' (gen_bound_imgs.py's)
              ) -> SinvadResult:
     "SINVAD's GA (Fig. 3) from every seed at once; fitness Eq. 1 (untargeted) or Eq. 4 (`target`)"
-    _check_sinvad_variant(variant); _check_sinvad_rule(rule, variant)
-    if pop is not None: check_size('pop', pop, 2, 'crossover needs two parents')
-    if generations is not None: check_size('generations', generations)
+    ga_settings(variant, rule, pop, generations, elite, sigma, p_reset, grow, shrink, sigma_init, min_step=min_step)   # before any work
+    if target is not None and torch.as_tensor(target).numel() != len(x_seed):
+        raise ValueError(f"target must hold one class per seed image ({len(x_seed)}), got shape {tuple(torch.as_tensor(target).shape)}")
     v0 = space.encode(x_seed).float()
     ga = SinvadGA(pop=pop, generations=generations, elite=elite, sigma=sigma, grow=grow, shrink=shrink, p_reset=p_reset,
                   variant=variant, sigma_init=sigma_init, min_step=min_step, seeds=v0, labels=predict(clf, x_seed), rule=rule,
