@@ -366,7 +366,7 @@ def drfuzz_search(discriminator:nn.Module|None, # GAN discriminator for the fide
                   budget_s:float=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run)
                   max_evals:int|None=None, # Optional cap on model evaluations (checked between iterations)
                   out_dir=None, # Folder of the archive and resume state (default: a new temporary folder)
-                  resume:bool=True, # Continue the run found in `out_dir` (else start afresh)
+                  resume:bool=True, # Continue the run in `out_dir` (its key only); False: afresh, an old run moved to `out_dir.old-k`
                   batch:int=500, # Mutants per iteration (batch // per_seed parents)
                   per_seed:int=10, # Mutants per parent and use (DRfuzz: 10)
                   fidelity:str='seed', # 'seed': D(mutant) ≥ D(its seed) (DRfuzz); 'global': D(mutant) ≥ τ_D

@@ -42,7 +42,7 @@ def diffgan_search(generator:nn.Module, # Generator: z (N, nz) in z_bounds -> im
                    budget_s:float=60.0, # Wall-clock budget in seconds (over all sessions of a resumed run)
                    max_evals:int|None=None, # Optional cap on evaluations (checked between generations)
                    out_dir=None, # Folder of the archive and resume state (default: a new temporary folder)
-                   resume:bool=True, # Continue the run found in `out_dir` (else start afresh)
+                   resume:bool=True, # Continue the run in `out_dir` (its key only); False: afresh, an old run moved to `out_dir.old-k`
                    fitness:tuple=DIFFGAN_FITNESS, # Maximised: 'divergence' and/or 'diversity' (the paper's), or our 'novelty' (notebook 21)
                    pop_size:int=100, # NSGA-II population size
                    policy:ReclusterPolicy|None=None, # When and how to re-cluster the archive

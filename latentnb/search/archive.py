@@ -84,7 +84,8 @@ def _plain(o):
 def key_diff(saved:dict, new:dict) -> list:
     "The fields in which two run keys differ, as 'field: saved → new' lines"
     saved, new = _plain(saved or {}), _plain(new or {})
-    return [f"{k}: {saved.get(k, '(none)')} → {new.get(k, '(none)')}" for k in sorted(set(saved) | set(new)) if saved.get(k) != new.get(k)]
+    keys = [k for k in sorted(set(saved) | set(new)) if saved.get(k) != new.get(k)]
+    return [f"{k}: {saved.get(k, '(none)')} → {new.get(k, '(none)')}" for k in keys]
 
 # %% ../../nbs/23_archive.ipynb #352961c7
 _HELD = {}   # resolved folder -> [fd, token, pid]: the archive locks this process holds (a forked child holds none of them)
@@ -346,8 +347,9 @@ def commit(self:Archive, **state) -> int:
                  state=dict(file=sp.name, sha256=_sha256(sb)), chunks=chunks)
         _write_atomic(self.path/MANIFEST, json.dumps(m, indent=1).encode())   # the commit point
     except OSError as e:
+        n = sum(c['n'] or 0 for c in self.chunks)
         raise ArchiveError(f"{self.path}: could not write ({e.strerror or e}{f': {e.filename}' if e.filename else ''}); the last "
-                           f"commit ({sum(c['n'] or 0 for c in self.chunks)} inputs) is intact: fix the folder and run again to resume") from e
+                           f"commit ({n} inputs) is intact: fix the folder and run again to resume") from e
     old = (self.manifest or {}).get('state', {}).get('file')
     if old and old != sp.name: (self.path/old).unlink(missing_ok=True)   # our own state file, superseded by this commit
     self.chunks, self.commits, self.manifest, self.state, self._buf = chunks, self.commits + 1, m, state, []
