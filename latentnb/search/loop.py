@@ -382,6 +382,10 @@ def check_commit_s(commit_s) -> float:
     return float(commit_s)
 
 # %% ../../nbs/08_loop.ipynb #56c6ff22
+def _digest8(t:torch.Tensor) -> str:
+    "A tensor's bytes as float32, hashed (any dtype, bfloat16 included)"
+    return hashlib.blake2b(t.detach().float().cpu().contiguous().numpy().tobytes(), digest_size=8).hexdigest()
+
 def _fn_id(f) -> str:
     "A function's name and a hash of the arrays, tensors and modules its closure holds (the demo generators' weights live there)"
     h = hashlib.blake2b(digest_size=8)
@@ -396,9 +400,11 @@ def identity(o) -> str|None:
     "What identifies a generator or a model across sessions: its weights' hash, else its pickle's, else its function and closure"
     if o is None: return None
     m = getattr(o, 'module', None) or getattr(o, 'fn', None) or getattr(o, 'decode_fn', None) or o  # inside a generator / black box
-    if hasattr(m, 'state_dict'): return 'weights ' + weights_hash(m)
+    if hasattr(m, 'state_dict'):
+        try: return 'weights ' + weights_hash(m)
+        except TypeError: return 'weights ' + weights_hash({k: _digest8(t) for k, t in m.state_dict().items()})   # bfloat16
     try: return 'pickle ' + hashlib.blake2b(pickle.dumps(m), digest_size=8).hexdigest()
-    except Exception: return 'function ' + _fn_id(m)
+    except Exception: return 'function ' + _fn_id(m)   # a closure
 
 def _pool_id(images) -> str|None:
     "The pool's shape and a hash of 1,000 of its images spread over it, with their labels"
