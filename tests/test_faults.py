@@ -86,6 +86,7 @@ def test_missing_manifest_is_an_error_never_a_wipe(tmp_path, demo):
     with pytest.raises(ArchiveError, match='no manifest'): _run(demo, d)
     assert _files(d) == before
     assert Archive.repair(d)['inputs'] == n and len(Archive(d, write=False)) == n
+    assert len(_run(demo, d, max_evals=400).archive) >= n            # its key read back from its last state: the run resumes
 
 
 # --- 3. out_dir deleted without checking that it is an archive -----------------------------------------------------

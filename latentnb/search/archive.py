@@ -392,6 +392,11 @@ def _old_manifest(p:Path):
     except (OSError, ValueError, AttributeError): return None
 
 # %% ../../nbs/23_archive.ipynb #be269e36
+def _try(f):
+    "`f()`, or None when it raises"
+    try: return f()
+    except Exception: return None
+
 @patch(cls_method=True)
 def repair(cls:Archive, path # A folder whose manifest is missing or bad, or one of whose chunks is
           ) -> dict:
@@ -403,7 +408,10 @@ def repair(cls:Archive, path # A folder whose manifest is missing or bad, or one
     _lock(p, a._token)
     try:
         listed = {c['file']: c['sha256'] for c in m['chunks']} if m else {}
-        n_legacy = load_state(p/'state.pkl')['n_chunks'] if kind == 'legacy' else None
+        n_legacy = _try(lambda: load_state(p/'state.pkl')['n_chunks']) if kind == 'legacy' else None
+        if a.key is None:   # no manifest to say what the run is: the newest resume state that reads says it
+            a.key = next((k for f in sorted(p.glob('state-*.pkl'), reverse=True)
+                          if (k := _try(lambda: _load_state_bytes(f.read_bytes(), p)['user'].get('key')))), None)
         bad = []
         for f in sorted((p/'chunks').glob('*.npz')):
             data = f.read_bytes()
