@@ -227,6 +227,21 @@ def _index_sample(self:Archive, hashes, images):
     keep = np.argsort(keys, kind='stable')[:self.sample_size]
     self._skeys, self._simgs = keys[keep], imgs[keep]
 
+def _read_manifest(p:Path) -> dict:
+    "The manifest of the archive in `p`, of this format; else an `ArchiveError` naming it and the way out"
+    mp = p/MANIFEST
+    try: m = json.loads(mp.read_text())
+    except (OSError, ValueError) as e:
+        raise ArchiveError(f"{mp} is unreadable ({e}): Archive.repair({str(p)!r}) rebuilds it from the chunks") from None
+    fmt = m.get('format') if isinstance(m, dict) else None
+    if fmt != FORMAT: raise ArchiveError(f"{mp}: format {fmt!r}, this version of latentnb reads format {FORMAT}")
+    return m
+
+@patch
+def _index_chunk(self:Archive, data:bytes):
+    "Index a chunk's inputs from its bytes"
+    with np.load(io.BytesIO(data)) as z: self._index(z['hash'], z['near'], z['images'])
+
 @patch
 def _read_chunk(self:Archive, c:dict) -> bytes:
     "The bytes of the listed chunk `c`, checked against the manifest's sha256"
@@ -241,32 +256,25 @@ def _read_chunk(self:Archive, c:dict) -> bytes:
 @patch
 def _open(self:Archive):
     "Read the manifest, check the run's key, index every listed chunk; a writer moves unlisted files to `aside/`"
-    mp = self.path/MANIFEST
-    try: m = json.loads(mp.read_text())
-    except (OSError, ValueError) as e:
-        raise ArchiveError(f"{mp} is unreadable ({e}): Archive.repair({str(self.path)!r}) rebuilds it from the chunks") from None
-    if m.get('format') != FORMAT:
-        raise ArchiveError(f"{mp}: format {m.get('format')!r}, this version of latentnb reads format {FORMAT}")
+    m = _read_manifest(self.path)
     mine = dict(key=self.key, near=[self.near_grid, self.near_levels])
     diff = key_diff(dict(m.get('key') or {}, near=m.get('near')), dict(self.key or m.get('key') or {}, near=mine['near']))
     if diff: raise ArchiveMismatch(f"{self.path} holds a run with other settings: {'; '.join(diff)}. Resume it with its own "
                                    "settings, give another out_dir, or pass resume=False (the old run is moved aside, not deleted)")
     self.key = self.key if self.key is not None else m.get('key')
-    for c in m['chunks']:
-        with np.load(io.BytesIO(self._read_chunk(c))) as z: self._index(z['hash'], z['near'], z['images'])
+    for c in m['chunks']: self._index_chunk(self._read_chunk(c))
     self.chunks, self.commits, self.manifest = list(m['chunks']), m.get('commits', 0), m
-    if m.get('state'): self.state = _load_state_bytes(self._read_state(m['state']), self.path)['user']
+    if m.get('state'): self.state = _load_state_bytes(_state_bytes(self.path, m['state']), self.path)['user']
     if self.write: self._set_aside(set(c['file'] for c in m['chunks']))
 
 # %% ../../nbs/23_archive.ipynb #510a163f
-@patch
-def _read_state(self:Archive, s:dict) -> bytes:
-    "The bytes of the manifest's state file `s`, checked against its sha256"
-    f = self.path/s['file']
+def _state_bytes(p:Path, s:dict) -> bytes:
+    "The bytes of the resume state file `s` of the manifest in `p`, checked against its sha256"
+    f = p/s['file']
     try: data = f.read_bytes()
     except OSError as e: data, why = None, e.strerror or str(e)
     else: why = None if _sha256(data) == s['sha256'] else 'its sha256 is not the one the manifest lists'
-    if why: raise ArchiveError(f"{f}: {why}: Archive.repair({str(self.path)!r}) keeps the inputs (the resume state is lost)")
+    if why: raise ArchiveError(f"{f}: {why}: Archive.repair({str(p)!r}) keeps the inputs (the resume state is lost)")
     return data
 
 @patch
@@ -274,8 +282,7 @@ def _open_legacy(self:Archive):
     "Read (only) an archive written before manifests: `state.pkl` says how many chunks were committed"
     st = load_state(self.path/'state.pkl')
     self.chunks = [dict(file=f'{i:06d}.npz', n=None, sha256=None) for i in range(st['n_chunks'])]
-    for c in self.chunks:
-        with np.load(io.BytesIO(self._read_chunk(c))) as z: self._index(z['hash'], z['near'], z['images'])
+    for c in self.chunks: self._index_chunk(self._read_chunk(c))
     self.state = st['user']
 
 @patch
@@ -336,9 +343,9 @@ def commit(self:Archive, **state) -> int:
     try:
         if self._buf:
             bio = io.BytesIO(); np.savez(bio, **{k: np.concatenate([b[k] for b in self._buf]) for k in self._buf[0]})
-            name = f"{max([int(c['file'][:6]) for c in chunks], default=-1) + 1:06d}.npz"
-            _write_atomic(self.path/'chunks'/name, bio.getvalue())
-            chunks.append(dict(file=name, n=sum(len(b['hash']) for b in self._buf), sha256=_sha256(bio.getvalue())))
+            name, data = f"{max([int(c['file'][:6]) for c in chunks], default=-1) + 1:06d}.npz", bio.getvalue()
+            _write_atomic(self.path/'chunks'/name, data)
+            chunks.append(dict(file=name, n=sum(len(b['hash']) for b in self._buf), sha256=_sha256(data)))
         sb = pickle.dumps(dict(n=self.n, user=state), protocol=pickle.HIGHEST_PROTOCOL)
         _write_atomic(sp, sb)
         now = time.strftime('%Y-%m-%d %H:%M:%S')
@@ -372,8 +379,10 @@ def load(self:Archive, limit:int|None=None, # At most this many inputs (the firs
 def read_state(path # An archive's folder
               ) -> dict:
     "The resume state the archive in `path` last committed ({} when there is none), without opening it for writing"
-    kind = archive_kind(path)
-    return Archive(path, write=False, sample_size=0).state if kind in ('archive', 'legacy') else {}
+    p = Path(path); kind = archive_kind(p)
+    if kind == 'legacy': return load_state(p/'state.pkl')['user']
+    s = _read_manifest(p).get('state') if kind == 'archive' else None   # the chunks are not read: opening the archive checks them
+    return _load_state_bytes(_state_bytes(p, s), p)['user'] if s else {}
 
 # %% ../../nbs/23_archive.ipynb #5422c0f9
 def _chunk_checks(data:bytes) -> bool:
@@ -386,10 +395,10 @@ def _chunk_checks(data:bytes) -> bool:
 
 def _old_manifest(p:Path):
     "The folder's manifest as far as it reads (None where it does not)"
-    try:
-        m = json.loads((p/MANIFEST).read_text())
-        return m if isinstance(m.get('chunks'), list) and all('file' in c and 'sha256' in c for c in m['chunks']) else None
-    except (OSError, ValueError, AttributeError): return None
+    try: m = _read_manifest(p)
+    except ArchiveError: return None
+    ok = isinstance(m.get('chunks'), list) and all(isinstance(c, dict) and 'file' in c and 'sha256' in c for c in m['chunks'])
+    return m if ok else None
 
 # %% ../../nbs/23_archive.ipynb #be269e36
 def _try(f):
@@ -418,13 +427,11 @@ def repair(cls:Archive, path # A folder whose manifest is missing or bad, or one
             ok = (f.name in listed and _sha256(data) == listed[f.name]) if m else (
                 (n_legacy is None or int(f.stem) < n_legacy) and _chunk_checks(data))
             if not ok: bad.append(f.name); continue
-            with np.load(io.BytesIO(data)) as z:
-                a._index(z['hash'], z['near'], z['images']); a.chunks.append(dict(file=f.name, n=len(z['hash']), sha256=_sha256(data)))
+            n0 = a.n; a._index_chunk(data); a.chunks.append(dict(file=f.name, n=a.n - n0, sha256=_sha256(data)))
         missing = sorted(set(listed) - {c['file'] for c in a.chunks} - set(bad))
-        user = None
-        if not bad and not missing:   # every committed input is there: the resume state still describes the run
-            try: user = (_load_state_bytes(a._read_state(m['state']), p) if m else load_state(p/'state.pkl'))['user']
-            except Exception: user = None
+        # every committed input there: the resume state still describes the run
+        user = _try(lambda: (_load_state_bytes(_state_bytes(p, m['state']), p) if m else load_state(p/'state.pkl'))['user']) if (
+            not bad and not missing) else None
         a._set_aside({c['file'] for c in a.chunks})
         for f in (p/MANIFEST, p/'state.pkl'):
             if f.exists(): (p/ASIDE).mkdir(exist_ok=True); f.replace(p/ASIDE/f"{f.name}.{time.strftime('%Y%m%d-%H%M%S')}")
