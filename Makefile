@@ -5,13 +5,16 @@ VENV_STAMP := .venv/.installed
 export LATENTNB_SOURCE_ORDER ?= local-first
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help install data reproduce retrain smoke test lab site clean-venv chromium
+.PHONY: help install data reproduce retrain smoke test gpu-check gpu-bundle lab site clean-venv chromium
 
 help:
 	@echo "make reproduce  - fresh machine: venv, pinned deps, data, run every notebook (profile quick), figures/ + figures/RESULTS.md"
 	@echo "make test       - fresh machine: venv, notebooks clean + library in sync, nbdev_test (profile ci), pytest tests/"
 	@echo "make retrain    - train every committed quick checkpoint from scratch (into data/retrained/quick/), then reproduce on them"
 	@echo "make smoke      - every notebook under the paper profile, budgets x LATENTNB_BUDGET_SCALE (default 0.001), on this machine -> figures/SMOKE.md"
+	@echo "make gpu-check  - on a CUDA machine: correctness vs CPU, search, Table III, an RQ1 cell, training, widgets -> benchmarks/gpu/ (MINUTES=9)"
+	@echo "                  DRY_RUN=1: every step's code path on this CPU at ci scale (make test runs it)"
+	@echo "make gpu-bundle - _build/gpu-bundle/ (< 60 MiB): what gpu-check reads + wheels a bare GPU machine lacks; see its README.md"
 	@echo "make lab        - JupyterLab on the venv"
 
 # --- environment -------------------------------------------------------------------------------------
@@ -46,6 +49,15 @@ retrain: data
 # The `paper` profile end to end on a CPU: its models and methods, every budget scaled down (tools/smoke.py), in a scratch copy.
 smoke: data
 	LATENTNB_PROFILE=paper LATENTNB_BUDGET_SCALE=$${LATENTNB_BUDGET_SCALE:-0.001} $(PY) tools/smoke.py
+
+# The GPU check (tools/gpu_check.py): MINUTES of steps that keep what finished; DRY_RUN=1 runs them on this CPU at ci scale.
+gpu-check: data
+	$(PY) tools/gpu_check.py --minutes $${MINUTES:-9} $(if $(DRY_RUN),--dry-run,)
+
+# What gpu-check reads (its dry run records it) + the wheels a bare GPU machine lacks, in _build/gpu-bundle/ (under 60 MiB);
+# its README.md has the line to run there and the device tool's recipe. `tools/gpu_bundle.py --check` then tests a copy of it.
+gpu-bundle: data
+	$(PY) tools/gpu_bundle.py
 
 test: data chromium
 	$(PY) tools/run_tests.py

@@ -24,6 +24,11 @@ SMOKE = Path(os.environ.get('LATENTNB_SMOKE_DIR') or ROOT/'_build'/'smoke')   # 
 TREE = SMOKE/'tree'
 DATA_CACHES = ('mnist', 'fashion-mnist', 'digits', 'cifar10', 'svhn', 'emnist-letters', 'MANIFEST.sha256')
 DEFAULT_STANDINS = 'cifar10=colour-mnist,svhn=colour-mnist,emnist-letters=mnist'
+NUMBERED = '[0-9]*.ipynb'   # the notebooks a smoke run covers by default
+
+def notebooks_now() -> set:
+    "Names of the numbered notebooks in the live tree's nbs/ (the scratch copy keeps deleted and renamed ones)"
+    return {p.name for p in (ROOT/'nbs').glob(NUMBERED)}
 
 def sync_tree():
     "Copy the working tree's tracked files (as they are now) and the verified dataset caches into the scratch copy"
@@ -57,6 +62,7 @@ def collect(jobs:list, meta:dict, log:Path) -> dict:
     "Write the rows of the finished jobs into the smoke log; a job computed now is stamped with this commit, a reopened one keeps its stamp"
     from latentnb.grid import is_done, RESULT
     rows = {r['name']: r for r in json.loads(log.read_text())} if log.exists() else {}
+    rows = {n: r for n, r in rows.items() if n in notebooks_now()}   # a notebook gone from nbs/ (deleted, renamed) loses its row
     for j in jobs:
         if not is_done(j): continue
         sp = j.out_dir/'stamp.json'
@@ -81,7 +87,7 @@ def main(argv):
     from latentnb.grid import run_jobs
     from latentnb.report import code_commit, machine_benchmark
     cfg = load_config(seed_all=False)
-    pats = [Path(p).name for p in pats] or ['[0-9]*.ipynb']
+    pats = [Path(p).name for p in pats] or [NUMBERED]
     nbs = sorted({p for pat in pats for p in (TREE/'nbs').glob(pat)})
     if not nbs: sys.exit(f"tools/smoke.py: no notebook in nbs/ matches {', '.join(pats)}")
     tag = f'{cfg.profile}-x{cfg.scale:g}'
@@ -113,10 +119,13 @@ def write_table():
              'budgets on this CPU (an estimate, not a measurement: budgets held at `ci`\'s floor and fixed costs do not scale).',
              'The machine column is `latentnb.report.machine_benchmark`\'s seconds at the start of the run that made the row (– before it was',
              'recorded): rows with different values ran on machines of different speed.', '']
+    now = notebooks_now()
     for log in sorted((ROOT/'figures'/'smoke').glob('*.json')):
-        rows = json.loads(log.read_text())
-        tot = sum(r['seconds'] for r in rows)
-        lines += [f'## {log.stem}', '', f"{sum(r['ok'] for r in rows)} of {len(rows)} notebooks ok; {tot/60:.1f} min in all; "
+        rows = [r for r in json.loads(log.read_text()) if r['name'] in now]   # the notebooks in nbs/ now
+        if not rows: continue
+        tot, norow = sum(r['seconds'] for r in rows), len(now) - len(rows)
+        lines += [f'## {log.stem}', '', f"{sum(r['ok'] for r in rows)} of {len(now)} notebooks ok"
+                  f"{f' ({norow} not run yet: no row)' if norow else ''}; {tot/60:.1f} min in all; "
                   f"device {rows[0]['device']}; stand-ins: {rows[0]['standins'] or 'none'}", '',
                   '| notebook | profile | scale | seconds | machine (s) | ok | commit | date | error or note | estimate at full scale, this CPU (h) |',
                   '|---|---|---|---|---|---|---|---|---|---|']

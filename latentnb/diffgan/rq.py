@@ -340,7 +340,7 @@ def _job(spec:dict) -> dict:
                                          selection=st['selection'], min_cluster_size=st['min_cluster_size']))
     t0 = time.perf_counter()
     res = run_method(spec['method'], G, D, a, b, seeds, spec['budget_s'], spec['out_dir'], resume=spec['resume'],
-                     max_evals=spec['max_evals'] or None, seed=spec['seed'] + spec['run'], device='cpu', progress=False,
+                     max_evals=spec['max_evals'] or None, seed=spec['seed'] + spec['run'], device=cfg.device, progress=False,
                      label=f"{spec['method']} {spec['dataset']} p{spec['pair']} run {spec['run']}", reuse_stale=spec['reuse_stale'], **kw)
     t1 = time.perf_counter()
     keep, judged = _apply_filter(Path(spec['out_dir']), res.archive, _filter(spec['profile'], spec['seed'], spec['dataset']),
