@@ -46,7 +46,8 @@ def sync_tree():
 def tree_version(nb:Path) -> str:
     "What a notebook's smoke row depends on: the library's source, the profiles and the notebook (a change to any recomputes it)"
     h = hashlib.blake2b(digest_size=10)
-    for f in sorted((TREE/'latentnb').glob('*.py')) + [TREE/'latentnb'/'profiles.toml', nb]: h.update(f.name.encode()); h.update(f.read_bytes())
+    lib = sorted((TREE/'latentnb').rglob('*.py'))   # every module, the sub-packages' too
+    for f in lib + [TREE/'latentnb'/'profiles.toml', nb]: h.update(str(f.relative_to(TREE)).encode()); h.update(f.read_bytes())
     return h.hexdigest()
 
 def smoke_jobs(nbs:list, tag:str, env:dict) -> list:
