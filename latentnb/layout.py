@@ -29,7 +29,7 @@ PAPERS = {'diffgan': ('diffgan', 'diffgan.core', 'diffgan.baseline', 'diffgan.rq
           'sinvad': ('sinvad', 'sinvad.core', 'sinvad.jobs', 'sinvad.arch', 'sinvad.humanstudy'),
           'argus': ('argus', 'argus.core', 'argus.protocol', 'argus.baselines', 'argus.realism'),
           'giftbench': ('giftbench', 'giftbench.core', 'giftbench.study', 'giftbench.panel')}
-TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.cli')   # beyond the papers: may import anything
+TOOLS = ('tools', 'tools.cross', 'tools.byo', 'tools.byo_run', 'tools.cli')   # beyond the papers: may import anything
 META = ('__init__', '_modidx')   # the package and nbdev's index of names (its strings are doc links, not imports)
 LAYERS = {**{m: 'core' for m in CORE}, **{m: f'paper:{p}' for p, ms in PAPERS.items() for m in ms},
           **{m: 'tool' for m in TOOLS}, **{m: 'meta' for m in META}}

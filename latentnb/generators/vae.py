@@ -7,7 +7,8 @@ __all__ = ['KINDS', 'VAE_CODE', 'MLPVAE', 'ConvVAE', 'DeepConvVAE', 'n_conv_laye
            'vae_args', 'vae_epochs', 'vae_spec', 'load_vae', 'reconstruction_grid']
 
 # %% ../../nbs/50_vae.ipynb #c292111d
-import math
+import math, warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -17,7 +18,7 @@ from tqdm.auto import tqdm
 
 from ..config import load_config, active_config
 from ..data import load_dataset, dataset_info, check_img_shape, DEFAULT_SHAPE, shape_spec
-from ..checkpoints import load_or_train
+from ..checkpoints import load_or_train, torch_save_atomic
 from ..report import image_grid
 from . import register_loader
 
@@ -128,6 +129,29 @@ def _fwd(vae, xb):
     x_hat, mu, logvar = vae(xb)
     return x_hat, xb, mu, logvar
 
+def _rng_state(dev) -> dict:
+    "The global generators' states the sampling noise of `reparameterize` draws from: the CPU's, and `dev`'s when it has its own"
+    s = dict(cpu=torch.get_rng_state())
+    if dev.type == 'cuda': s['cuda'] = torch.cuda.get_rng_state(dev)
+    if dev.type == 'mps': s['mps'] = torch.mps.get_rng_state()
+    return s
+
+def _set_rng_state(s:dict, dev):
+    torch.set_rng_state(s['cpu'])
+    if dev.type == 'cuda' and 'cuda' in s: torch.cuda.set_rng_state(s['cuda'], dev)
+    if dev.type == 'mps' and 'mps' in s: torch.mps.set_rng_state(s['mps'])
+
+def _resume_state(path:Path|None, run:dict) -> dict|None:
+    "The state `train_vae` saved at `path` for the same `run`, else None (a state of another run or one that does not load: a warning)"
+    if path is None or not path.exists(): return None
+    try: s = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e:
+        warnings.warn(f"{path} could not be read ({type(e).__name__}); training starts afresh and overwrites it"); return None
+    if s.get('run') != run:
+        warnings.warn(f"{path} holds another training run ({s.get('run')}, not {run}); training starts afresh and overwrites it")
+        return None
+    return s
+
 def train_vae(vae:nn.Module, # The VAE to train in place
               x:torch.Tensor, # Training images (N,C,H,W) of the VAE's `img_shape`, in [0,1]
               epochs:int=5, # Passes over `x`
@@ -136,15 +160,26 @@ def train_vae(vae:nn.Module, # The VAE to train in place
               beta:float=1.0, # Weight of the KL term
               progress:bool=True, # Show a tqdm bar
               seed:int=0, # Seed of the batch order and the sampling noise
+              resume_path:str|Path|None=None, # State after each epoch: training resumes from it; deleted when training ends
+              callback=None, # Called as `callback(epoch, vae)` after each epoch (and its state); returning True stops training
              ) -> dict:
-    "Train by minimising the negative ELBO with Adam; returns the final epoch's mean loss, reconstruction and KL"
+    ("Train by minimising the negative ELBO with Adam; returns the final epoch's mean loss, reconstruction and KL. "
+     "With `resume_path`, an interrupted training resumes where its last epoch ended, to the same weights")
     if x.ndim != 4 or x.min() < 0 or x.max() > 1:
         raise ValueError(f"train_vae expects images (N,C,H,W) in [0,1], got shape {tuple(x.shape)} range [{x.min():.2f}, {x.max():.2f}]")
     dev = next(vae.parameters()).device
     g = torch.Generator().manual_seed(seed); torch.manual_seed(seed)
     opt = torch.optim.Adam(vae.parameters(), lr=lr)
-    vae.train(); hist = []
-    bar = tqdm(range(epochs), desc=f'{type(vae).__name__}({vae.latent_dim})', disable=not progress)
+    run = dict(model=type(vae).__name__, latent_dim=int(vae.latent_dim), shape=list(x.shape[1:]), n=len(x), epochs=epochs, lr=lr, bs=bs,
+               beta=beta, seed=seed)
+    resume_path = Path(resume_path) if resume_path else None
+    start, hist = 0, []
+    if (s := _resume_state(resume_path, run)) is not None:
+        vae.load_state_dict(s['vae']); opt.load_state_dict(s['opt'])
+        g.set_state(s['rng']); _set_rng_state(s['global_rng'], dev)
+        start, hist = s['epoch'], [np.array(h) for h in s['hist']]
+    vae.train()
+    bar = tqdm(range(start, epochs), total=epochs, initial=start, desc=f'{type(vae).__name__}({vae.latent_dim})', disable=not progress)
     for ep in bar:
         tot = np.zeros(3); n = 0
         for idx in torch.randperm(len(x), generator=g).split(bs):
@@ -154,9 +189,16 @@ def train_vae(vae:nn.Module, # The VAE to train in place
             loss.backward(); opt.step()
             tot += np.array([loss.item(), rec.item(), kl.item()])*len(xb); n += len(xb)
         hist.append(tot/n); bar.set_postfix(loss=f'{hist[-1][0]:.1f}')
+        if resume_path is not None:
+            torch_save_atomic(dict(run=run, epoch=ep + 1, vae=vae.state_dict(), opt=opt.state_dict(), rng=g.get_state(),
+                                   global_rng=_rng_state(dev), hist=[h.tolist() for h in hist]), resume_path)
+        if callback is not None and callback(ep, vae): break
+    bar.close()
     vae.eval()
+    if resume_path is not None: resume_path.unlink(missing_ok=True)
     loss, rec, kl = hist[-1]
     return dict(loss=float(loss), recon=float(rec), kl=float(kl), epochs=epochs, n_train=len(x))
+
 
 # %% ../../nbs/50_vae.ipynb #7137ddf4
 KINDS = {'mlp': MLPVAE, 'conv': ConvVAE, 'deepconv': DeepConvVAE}
