@@ -213,9 +213,10 @@ def member_outputs(m:nn.Module, # A judge (`.features`, `.head`) in eval mode
                    x, bs:int=1024):
     "Probabilities (N, K) and L2-normalised penultimate features (N, F) of one member"
     x = _unit(x); ps, fs = [], []
+    dev = next(m.parameters()).device   # a judge moved to a GPU answers there; its outputs come back to the CPU
     for i in range(0, len(x), bs):
-        f = m.features(x[i:i+bs])
-        ps.append(F.softmax(m.head(f), 1)); fs.append(F.normalize(f, dim=1))
+        f = m.features(x[i:i+bs].to(dev))
+        ps.append(F.softmax(m.head(f), 1).cpu()); fs.append(F.normalize(f, dim=1).cpu())
     return (torch.cat(ps), torch.cat(fs)) if ps else (torch.zeros(0, getattr(m, 'n_classes', 10)), torch.zeros(0, m.num_features))
 
 def fit_mahalanobis(f:torch.Tensor, # Features (N, F)
