@@ -237,11 +237,12 @@ def main(argv=None):
     p.add_argument('--check', action='store_true', help='then run the dry run from a copy of the bundle, to show it is self-contained')
     p.add_argument('--out', type=Path, default=OUT, help=f'the folder to write (default {OUT.relative_to(ROOT)}; emptied first)')
     a = p.parse_args(argv)
-    files = a.files.resolve() if a.files else FILES_LIST
-    if not a.files: FILES_LIST.parent.mkdir(parents=True, exist_ok=True); record(FILES_LIST)
-    dists, out = [] if a.no_wheels else imported_dists(files), a.out.resolve()
+    out = a.out.resolve()
     if out.is_dir() and any(out.iterdir()) and not (out/'COMMIT').is_file():   # never empty a folder that is not a bundle
         sys.exit(f'error: {out} holds files and is not a gpu bundle (no COMMIT file): nothing was written; choose another --out')
+    files = a.files.resolve() if a.files else FILES_LIST
+    if not a.files: FILES_LIST.parent.mkdir(parents=True, exist_ok=True); record(FILES_LIST)
+    dists = [] if a.no_wheels else imported_dists(files)
     shutil.rmtree(out, ignore_errors=True); out.mkdir(parents=True)
     code = code_files(); data = data_files(files, set(code))
     for f in code + data: copy(f, out)
