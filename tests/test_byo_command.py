@@ -243,3 +243,16 @@ def test_no_disagreement_still_reports(tmp_path):
     res = json.loads((tmp_path/'out'/'results.json').read_text())
     assert all(r['triggering'] == 0 for r in res['runs']) and res['exported'] == 0 and 'no triggering input' in json.dumps(res['why_none'])
     assert 'no failure to show' in (tmp_path/'out'/'report.html').read_text()
+
+
+def test_warnings_are_one_line_each(tmp_path):
+    "Mixed image sizes and few held-out images do not stop the run; each says so in one line of stderr"
+    pngs(tmp_path/'imgs'); script(tmp_path/'a.pt'); script(tmp_path/'b.pt', swap=True)
+    Image.fromarray(np.full((20, 30, 3), 200, np.uint8)).save(tmp_path/'imgs'/'c0'/'odd.png')   # 30×20 among 16×16
+    rc, o, e = _run(['--images', 'imgs', '--model-a', 'a.pt', '--model-b', 'b.pt', '--out', 'out', '--profile', 'ci', '--generator', 'vae'],
+                    tmp_path)
+    assert rc == 0, (o + e)[-3000:]
+    lines = [l for l in e.splitlines() if l.strip()]
+    assert all(l.startswith('latentnb byo: warning: ') for l in lines), e
+    assert any('images differ' in l and '--shape' in l for l in lines), e
+    assert any('only 7 of your 37 images are held out to calibrate the filter' in l for l in lines), e
