@@ -74,12 +74,12 @@ def _run(args, cwd):
     return rc, o.getvalue(), e.getvalue()
 
 
-def check_outputs(out:Path, shape:tuple, n:int, kinds=('VAE',)):
+def check_outputs(out:Path, shape:tuple, n:int, kinds=('VAE',), evals:int=300):
     "What every finished run writes: the report (the answer first, no source), the summary, results.json, label.csv, export/"
     res = json.loads((out/'results.json').read_text())
     assert res['data']['shape'] == list(shape) and res['data']['n'] == n and res['generators'] == list(kinds)
     assert [r['run'] for r in res['runs']] == [f'{m} ({k})' for k in kinds for m in ('DiffGAN', 'random')]
-    assert all(300 <= r['evaluations'] < 350 for r in res['runs'])   # ci: 300 evaluations, batches of 50
+    assert all(evals <= r['evaluations'] < evals + 50 for r in res['runs'])   # ci: 300 evaluations unless told, batches of 50
     page = (out/'report.html').read_text()
     first = page[:page.index('</table>')]   # the first screen: the title, the answer and the summary table
     assert 'disagreeing' in first and ('valid' in first) and page.index('</table>') < page.index('already disagree')
@@ -131,19 +131,17 @@ def test_ctrl_c_keeps_the_work_and_a_rerun_resumes(tmp_path):
     pngs(tmp_path/'my images'); script(tmp_path/'a.pt'); script(tmp_path/'b.pt', swap=True)
     out = tmp_path/'out'
     cmd = [str(CMD), 'byo', '--images', 'my images', '--model-a', 'a.pt', '--model-b', str(tmp_path/'b.pt'), '--out', str(out),
-           '--profile', 'ci']
+           '--profile', 'ci', '--epochs', '12']   # a GAN training of seconds: room to interrupt it
     p = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     t0 = time.time()
-    while time.time() - t0 < 300 and p.poll() is None and not list((out/'checkpoints').glob('byo-*.ci.pt')): time.sleep(0.2)
-    interrupted = p.poll() is None
-    if interrupted: p.send_signal(signal.SIGINT); time.sleep(0.3); p.send_signal(signal.SIGINT)   # twice, as an impatient user
+    while time.time() - t0 < 300 and p.poll() is None and not list((out/'checkpoints').glob('byo-*.pt')): time.sleep(0.1)
+    if p.poll() is None: p.send_signal(signal.SIGINT); time.sleep(0.3); p.send_signal(signal.SIGINT)   # twice, as an impatient user
     log1 = p.communicate(timeout=120)[0]
-    if interrupted:
+    if p.returncode != 0:   # 0: the run ended before the signal came (a fast machine); the resume below still reopens it
         assert p.returncode == 130, log1[-3000:]
         assert 'interrupted' in log1 and 'run the same command again to resume' in log1, log1[-3000:]
         assert 'Traceback' not in log1 and log1.count('\n') < 40, log1[-3000:]   # no asyncio or library traceback
-        assert list((out/'checkpoints').glob('byo-my-images-*.ci.pt'))   # what was done is kept
-    else: assert p.returncode == 0, log1[-3000:]   # a fast machine finished first: the resume below still reopens it
+        assert list((out/'checkpoints').glob('byo-my-images-*.pt'))   # what was done is kept (a finished or a partial training)
     r = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     assert 'resuming in' in r.stdout, r.stdout[-3000:]
