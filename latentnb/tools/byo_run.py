@@ -244,47 +244,6 @@ def byo_setup(images, model_a, model_b, # Your images (`read_images`) and the tw
     check_generators(data, kinds, cfg)
     return dict(cfg=cfg, data=data, a=a, b=b, kinds=kinds, oracle=orc)
 
-# %% ../../nbs/93_byo_run.ipynb #c5af2ad8
-class ByoFailed(RuntimeError):
-    "`byo_run` failed after its inputs were checked (its cause is `__cause__`); what finished is kept, and a rerun resumes"
-
-def byo_run(images, model_a, model_b, # Your images: a class-folder or an .npz (`read_images`); the two models (`load_model`)
-            out, # Folder of all the run writes: report.html, summary.md, results.json, export/, label.csv, checkpoints/, runs/
-            profile:str='quick', # Budgets of `profiles.toml`: 'ci' (seconds), 'quick' (minutes on a CPU), 'paper' (hours)
-            generators=None, # 'GAN', 'VAE', 'both' or None (both)
-            shape=None, name=None, # How a folder's images are read (`read_images`)
-            seed:int|None=None, device:str|None=None, # Run seed (default `$LATENTNB_SEED`, else 0) and device (default: the best)
-            epochs:int|None=None, # Training epochs of each generator (default: `[byo]`'s)
-            max_evals:int|None=None, seconds:float|None=None, # Evaluations and seconds per search run (default: `[byo]`'s)
-            n_export:int=0, # Valid failures exported per run (0: all)
-            oracle=None, # A third model naming the class of each failure (optional)
-            cwd=None, # Folder relative paths and modules are resolved from (default: the current one)
-            log=print # Where progress lines go
-           ) -> dict:
-    """Your images and two models → a GAN and/or VAE trained on the images → DiffGAN and random sampling at the same evaluations →
-    the §3.6 filter, checked on your images → the report; every input is checked before any work. Returns results.json's content"""
-    out = Path(out).expanduser().resolve()
-    check_byo_args(out, device)
-    t0 = time.time()
-    with _env(LATENTNB_PROFILE=profile, LATENTNB_SEED=seed, LATENTNB_DEVICE=device, LATENTNB_CKPT_DIR=out/'checkpoints',
-              LATENTNB_FIG_DIR=out/'figures', LATENTNB_TRAIN=1):   # your generators are trained into `out`, wherever latentnb is
-        s = byo_setup(images, model_a, model_b, profile, generators, shape, name, oracle, epochs, max_evals, seconds, cwd)
-        cfg, data, kinds = s['cfg'], s['data'], s['kinds']
-        log(f"== {data}; generators: {', '.join(kinds)}; profile {profile!r}; files to {out}")
-        done = [p for d, g in (('checkpoints', '*.pt'), ('runs', '*')) for p in ((out/d).glob(g) if (out/d).is_dir() else [])]
-        if done: log(f"   resuming in {out}: {len(done)} checkpoint(s) and search run(s) of an earlier run are reopened or resumed")
-        try:
-            gens, runs = _search_all(data, s['a'], s['b'], kinds, cfg, out, log)
-            log("== the §3.6 filter: calibrated on your held-out images, then checked on invalid stand-ins")
-            T, pairs, verdicts, limits = _judge_all(gens, runs, data, cfg, log)
-            best = pick_generator(T, kinds)
-            fails = export_valid(runs, verdicts, out, data.classes, s['oracle'], n_export)
-            typed = dict(images=str(images), model_a=str(model_a), model_b=str(model_b), oracle=None if oracle is None else str(oracle))
-            res = _write_all(out, s, T, pairs, runs, verdicts, limits, best, fails, typed, time.time() - t0)
-        except Exception as e: raise ByoFailed(f'the run failed after its inputs were checked ({type(e).__name__})') from e
-    log(f"== done in {time.time() - t0:.0f} s: {out/'report.html'}, {out/'summary.md'}")
-    return res
-
 # %% ../../nbs/93_byo_run.ipynb #2ead9e2f
 def _titles(pa, pb, lo, classes) -> list:
     "'A 3 / B 8' per image, with '/ oracle 3' when there is an oracle"
@@ -346,3 +305,44 @@ def _write_all(out, s, T, pairs, runs, verdicts, limits, best, fails, typed:dict
                 filter_limits=limits, why_none=why, real_disagreements=int(n_real), exported=len(fails), oracle_right=right,
                 seconds=round(seconds, 1))
     return json.loads((Path(out)/'results.json').read_text())
+
+# %% ../../nbs/93_byo_run.ipynb #c5af2ad8
+class ByoFailed(RuntimeError):
+    "`byo_run` failed after its inputs were checked (its cause is `__cause__`); what finished is kept, and a rerun resumes"
+
+def byo_run(images, model_a, model_b, # Your images: a class-folder or an .npz (`read_images`); the two models (`load_model`)
+            out, # Folder of all the run writes: report.html, summary.md, results.json, export/, label.csv, checkpoints/, runs/
+            profile:str='quick', # Budgets of `profiles.toml`: 'ci' (seconds), 'quick' (minutes on a CPU), 'paper' (hours)
+            generators=None, # 'GAN', 'VAE', 'both' or None (both)
+            shape=None, name=None, # How a folder's images are read (`read_images`)
+            seed:int|None=None, device:str|None=None, # Run seed (default `$LATENTNB_SEED`, else 0) and device (default: the best)
+            epochs:int|None=None, # Training epochs of each generator (default: `[byo]`'s)
+            max_evals:int|None=None, seconds:float|None=None, # Evaluations and seconds per search run (default: `[byo]`'s)
+            n_export:int=0, # Valid failures exported per run (0: all)
+            oracle=None, # A third model naming the class of each failure (optional)
+            cwd=None, # Folder relative paths and modules are resolved from (default: the current one)
+            log=print # Where progress lines go
+           ) -> dict:
+    """Your images and two models → a GAN and/or VAE trained on the images → DiffGAN and random sampling at the same evaluations →
+    the §3.6 filter, checked on your images → the report; every input is checked before any work. Returns results.json's content"""
+    out = Path(out).expanduser().resolve()
+    check_byo_args(out, device)
+    t0 = time.time()
+    with _env(LATENTNB_PROFILE=profile, LATENTNB_SEED=seed, LATENTNB_DEVICE=device, LATENTNB_CKPT_DIR=out/'checkpoints',
+              LATENTNB_FIG_DIR=out/'figures', LATENTNB_TRAIN=1):   # your generators are trained into `out`, wherever latentnb is
+        s = byo_setup(images, model_a, model_b, profile, generators, shape, name, oracle, epochs, max_evals, seconds, cwd)
+        cfg, data, kinds = s['cfg'], s['data'], s['kinds']
+        log(f"== {data}; generators: {', '.join(kinds)}; profile {profile!r}; files to {out}")
+        done = [p for d, g in (('checkpoints', '*.pt'), ('runs', '*')) for p in ((out/d).glob(g) if (out/d).is_dir() else [])]
+        if done: log(f"   resuming in {out}: {len(done)} checkpoint(s) and search run(s) of an earlier run are reopened or resumed")
+        try:
+            gens, runs = _search_all(data, s['a'], s['b'], kinds, cfg, out, log)
+            log("== the §3.6 filter: calibrated on your held-out images, then checked on invalid stand-ins")
+            T, pairs, verdicts, limits = _judge_all(gens, runs, data, cfg, log)
+            best = pick_generator(T, kinds)
+            fails = export_valid(runs, verdicts, out, data.classes, s['oracle'], n_export)
+            typed = dict(images=str(images), model_a=str(model_a), model_b=str(model_b), oracle=None if oracle is None else str(oracle))
+            res = _write_all(out, s, T, pairs, runs, verdicts, limits, best, fails, typed, time.time() - t0)
+        except Exception as e: raise ByoFailed(f'the run failed after its inputs were checked ({type(e).__name__})') from e
+    log(f"== done in {time.time() - t0:.0f} s: {out/'report.html'}, {out/'summary.md'}")
+    return res
