@@ -123,6 +123,12 @@ def test_flags_oracle_and_export(tmp_path):
     assert len(lab) <= 3*len(res['runs']) and lab.oracle.notna().all() and set(lab.right) <= {'A', 'B', 'neither'}
     assert all(Path(f).parts[1] == o for f, o in zip(lab.file, lab.oracle))   # export/<the oracle's class>/
     assert res['oracle'] == 'o.pt' and sum(res['oracle_right'].values()) == len(lab)
+    (tmp_path/'out'/'mine.txt').write_text('x')   # the same command with another --export: the files match label.csv again
+    rc, o, e = _run(['--images', 'imgs', '--model-a', 'a.pt', '--model-b', 'b.pt', '--out', 'out', '--profile', 'ci', '--generator', 'vae',
+                     '--max-evals', '450', '--epochs', '2', '--export', '1', '--oracle', 'o.pt'], tmp_path)
+    lab2 = pd.read_csv(tmp_path/'out'/'label.csv')
+    assert rc == 0 and len(lab2) <= len(res['runs']) and (tmp_path/'out'/'mine.txt').exists()
+    assert sorted(str(p.relative_to(tmp_path/'out')) for p in (tmp_path/'out'/'export').rglob('*.png')) == sorted(lab2.file)
 
 
 def test_ctrl_c_keeps_the_work_and_a_rerun_resumes(tmp_path):

@@ -79,6 +79,9 @@ def export_valid(runs:dict, # {run: SearchResult}
                 ) -> pd.DataFrame:
     "The valid judged failures of every run as PNGs in class folders, and their table `label.csv`"
     from PIL import Image
+    old = Path(out)/'label.csv'   # an earlier run's export: its files go (only those it lists), so no stale image stays
+    if old.is_file():
+        for f in pd.read_csv(old).get('file', pd.Series(dtype=str)).dropna(): (Path(out)/f).unlink(missing_ok=True)
     rows = []
     for label, r in runs.items():
         v = verdicts[label]; pos = v.index[v.keep.to_numpy(bool)].to_numpy()
