@@ -182,12 +182,13 @@ def raw_speed(ck, G, a, b, batch:int, seconds:float) -> float:
     "Images/s of the generator + both models on batches of `batch`, decoded, quantised to 8 bits as the archive stores them"
     import torch
     from latentnb.blackbox import as_blackbox
+    from latentnb.search.archive import to_uint8
     A, B = as_blackbox(a, 'A', ck.device), as_blackbox(b, 'B', ck.device)
     g = torch.Generator().manual_seed(0); n = 0
     def once():
         with torch.inference_mode():
             x = G((torch.rand(batch, G.nz, generator=g)*2 - 1).to(ck.device))
-            x = (x.clamp(0, 1)*255).round()/255; A(x); B(x)
+            x = to_uint8(x).float()/255; A(x); B(x)
     once(); sync(ck.device); t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds: once(); n += batch
     sync(ck.device)

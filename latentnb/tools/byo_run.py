@@ -19,6 +19,7 @@ from ..config import PROFILES, active_config, load_config
 from ..data import AUGMENTATIONS
 from ..blackbox import check_model, predict_proba
 from ..report import image_grid
+from ..search.archive import to_uint8
 from .cross import near_free_index
 from .byo import (SEARCH_METHODS, as_kinds, byo_filter, byo_inputs, byo_report, byo_results, byo_search, check_byo_args,
                   check_classifiers, check_labels, generator_spec, load_model, pick_generator, safe_name, train_generator, why_none)
@@ -269,9 +270,10 @@ def _real_disagreements(s, n:int) -> tuple:
     "`(count, PNG)` of the user's own images on which A and B already disagree"
     data = s['data']; pa, pb = (predict_proba(m, data.x).numpy() for m in (s['a'], s['b']))
     idx = np.flatnonzero(pa.argmax(1) != pb.argmax(1))
-    lo = oracle_labels(s['oracle'], (data.x[idx[:n]]*255).round().to(torch.uint8).numpy())
+    ims = to_uint8(data.x[idx[:n]]).numpy()   # as the archive stores images
+    lo = oracle_labels(s['oracle'], ims)
     titles = [f"#{i} {data.classes[data.y[i]]}: " + t for i, t in zip(idx[:n], _titles(pa[idx[:n]], pb[idx[:n]], lo, data.classes))]
-    png = grid_png((data.x[idx[:n]]*255).round().to(torch.uint8).numpy(), titles,
+    png = grid_png(ims, titles,
                    'your images the models disagree on (#index label: A / B)')
     return len(idx), idx, png
 
@@ -290,8 +292,9 @@ def _write_all(out, s, T, pairs, runs, verdicts, limits, best, fails, typed:dict
                              separates='yes' if l['separates'] else 'no: not decided') for k, l in limits.items()])
     why = {m: w for m in T.index if (w := why_none(T.loc[m], m.split('(')[1].rstrip(')'), cfg))}
     right = fails.right.value_counts().to_dict() if len(fails) and s['oracle'] is not None else {}
+    answer = _answer(T, limits, best)
     lines = [f"{data.name}: {len(data):,} images {data.shape}, {data.n_classes} classes; model A {typed['model_a']}, model B "
-             f"{typed['model_b']}; profile {cfg.profile!r}, seed {cfg.seed}; {seconds:.0f} s.", _answer(T, limits, best)]
+             f"{typed['model_b']}; profile {cfg.profile!r}, seed {cfg.seed}; {seconds:.0f} s.", answer]
     if right: lines.append(f"The oracle's label is A's on {right.get('A', 0)}, B's on {right.get('B', 0)} and neither's on "
                            f"{right.get('neither', 0)} of the {len(fails)} exported valid failures.")
     parts = [(None, summary_table(T, limits)), ('The best failures', best_png or 'no failure to show'),
@@ -304,7 +307,7 @@ def _write_all(out, s, T, pairs, runs, verdicts, limits, best, fails, typed:dict
     parts += [(f'Why {m} found none valid', w) for m, w in why.items()]
     write_report(out, f'latentnb byo: {data.name}', lines, parts)
     byo_results(out, T, pairs, data=dict(name=data.name, n=len(data), shape=list(data.shape), classes=list(data.classes)), **typed,
-                profile=cfg.profile, seed=cfg.seed, generators=list(s['kinds']), generator=best, answer=_answer(T, limits, best),
+                profile=cfg.profile, seed=cfg.seed, generators=list(s['kinds']), generator=best, answer=answer,
                 filter_limits=limits, why_none=why, real_disagreements=int(n_real), exported=len(fails), oracle_right=right,
                 seconds=round(seconds, 1))
     return json.loads((Path(out)/'results.json').read_text())
